@@ -1,0 +1,5 @@
+"""The high-level client API."""
+
+from .client import Client
+
+__all__ = ["Client"]

@@ -1,0 +1,282 @@
+"""The high-level client: connect, find out which era the server speaks, call it.
+
+``async with Client.stdio("python", ["server.py"]) as client:`` spawns a server
+and connects; ``Client(transport)`` uses any transport. Era detection follows
+the spec: probe with ``server/discover``; a discover result (or a recognised
+stateless-era error) means the stateless era; any other error, or no answer
+within ``probe_timeout``, means the handshake era, so ``initialize``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Client"]
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Literal, TypeVar
+
+import msgspec
+
+from ..protocol.events import NotificationReceived, RequestReceived
+from ..protocol.session import Session, SessionConfig
+from ..runtime.connection import Connection, ProgressCallback
+from ..transports.base import Transport
+from ..types import meta as M
+from ..types.errors import (
+    UNSUPPORTED_PROTOCOL_VERSION,
+    MCPError,
+    MethodNotFound,
+    RemoteProtocolError,
+    RequestError,
+    RequestTimeout,
+)
+from ..types.lifecycle import DiscoverResult
+from ..types.prompts import GetPromptResult, ListPromptsResult, Prompt
+from ..types.resources import (
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+)
+from ..types.tools import CallToolResult, ListToolsResult, Tool
+from ..types.versions import LATEST_LEGACY, MODERN_VERSIONS, VERSIONS, Era
+
+EraChoice = Literal["auto", "legacy", "modern"]
+R = TypeVar("R", bound=msgspec.Struct)
+_VERSION = "0.1.0"
+
+
+class Client:
+    """An MCP client over one transport. Use it as an async context manager."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        name: str = "backchannel",
+        version: str = _VERSION,
+        era: EraChoice = "auto",
+        probe_timeout: float = 3.0,
+        request_timeout: float | None = 60.0,
+        versions: tuple[str, ...] = VERSIONS,
+    ) -> None:
+        self.transport = transport
+        self.era_choice = era
+        self.probe_timeout = probe_timeout
+        self.request_timeout = request_timeout
+        self.info: dict[str, Any] = {"name": name, "version": version}
+        self.capabilities: dict[str, Any] = {}
+        self.session = Session(
+            SessionConfig("client", info=self.info, capabilities=self.capabilities, versions=versions)
+        )
+        self.connection = Connection(self.session, transport, self)
+        self.server_info: dict[str, Any] = {}
+        self.server_capabilities: dict[str, Any] = {}
+        self.instructions: str | None = None
+        self.discover_result: DiscoverResult | None = None
+        self._runner: asyncio.Task[None] | None = None
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        **options: Any,
+    ) -> Client:
+        """A client for a server spawned as ``command args...`` speaking over its stdio."""
+        from ..transports.stdio import StdioClientTransport
+
+        return cls(StdioClientTransport(command, args, env=env, cwd=cwd), **options)
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> Client:
+        start = getattr(self.transport, "start", None)
+        if start is not None:
+            await start()
+        self._runner = asyncio.get_running_loop().create_task(self.connection.run())
+        try:
+            await self._connect()
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.connection.close()
+        if self._runner is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._runner
+
+    @property
+    def era(self) -> Era | None:
+        return self.session.era
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.session.modern_version if self.session.era == "modern" else self.session.protocol_version
+
+    async def _connect(self) -> None:
+        if self.era_choice != "legacy":
+            for version in reversed([v for v in self.session.config.versions if v in MODERN_VERSIONS]):
+                outcome = await self._probe(version)
+                if outcome == "modern":
+                    return
+                if outcome == "legacy":
+                    break
+                if self.era_choice == "modern":
+                    continue
+            if self.era_choice == "modern":
+                raise RemoteProtocolError("the server does not speak a stateless-era version we support")
+        await self._initialize()
+
+    async def _probe(self, version: str) -> Literal["modern", "legacy", "retry"]:
+        """One ``server/discover`` attempt: modern, legacy, or try another version."""
+        try:
+            result = await self.connection.request(
+                "server/discover", {}, modern_version=version, timeout=self.probe_timeout
+            )
+        except RequestError as exc:
+            if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
+                supported = exc.data.get("supported", []) if isinstance(exc.data, dict) else []
+                ours = [v for v in supported if v in MODERN_VERSIONS and v in self.session.config.versions]
+                return "retry" if ours else "legacy"
+            return "legacy"
+        except RequestTimeout:
+            return "legacy"
+        discovered = msgspec.convert(result, DiscoverResult)
+        offered = [v for v in discovered.supported_versions if v in MODERN_VERSIONS]
+        chosen = version if version in offered or not offered else offered[0]
+        self.session.use_modern(chosen)
+        self.discover_result = discovered
+        self.server_capabilities = result.get("capabilities") or {}
+        self.server_info = (result.get("_meta") or {}).get(M.SERVER_INFO) or {}
+        self.instructions = discovered.instructions
+        return "modern"
+
+    async def _initialize(self) -> None:
+        await self.connection.request(
+            "initialize",
+            {"protocolVersion": LATEST_LEGACY, "capabilities": self.capabilities, "clientInfo": self.info},
+            timeout=self.request_timeout,
+        )
+        self.server_info = self.session.peer_info
+        self.server_capabilities = self.session.peer_capabilities
+        self.instructions = self.session.instructions
+
+    # ----------------------------------------------------- server -> client
+
+    async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        if request.method == "ping":
+            return {}
+        raise MethodNotFound(f"Method not found: {request.method}")
+
+    async def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None:
+        return None
+
+    # -------------------------------------------------------------- calls
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> dict[str, Any]:
+        """Send any request; the raw result dict. Timeout defaults to ``request_timeout``."""
+        result = await self.connection.request(
+            method, params, timeout=timeout or self.request_timeout, on_progress=on_progress
+        )
+        if result.get("resultType", "complete") != "complete":
+            raise MCPError(
+                f"{method}: the server answered with resultType {result.get('resultType')!r}, "
+                "which this client cannot continue",
+                data=result,
+            )
+        return result
+
+    async def _typed(self, kind: type[R], method: str, params: dict[str, Any] | None = None, **kw: Any) -> R:
+        return msgspec.convert(await self.request(method, params, **kw), kind)
+
+    async def ping(self) -> None:
+        await self.request("ping")
+
+    async def list_tools_page(self, cursor: str | None = None) -> ListToolsResult:
+        return await self._typed(ListToolsResult, "tools/list", _cursor(cursor))
+
+    async def list_tools(self) -> list[Tool]:
+        """Every tool, following ``nextCursor`` through all pages."""
+        return [tool async for page in self._pages(self.list_tools_page) for tool in page.tools]
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        return await self._typed(
+            CallToolResult, "tools/call", params, timeout=timeout, on_progress=on_progress
+        )
+
+    async def list_prompts_page(self, cursor: str | None = None) -> ListPromptsResult:
+        return await self._typed(ListPromptsResult, "prompts/list", _cursor(cursor))
+
+    async def list_prompts(self) -> list[Prompt]:
+        return [prompt async for page in self._pages(self.list_prompts_page) for prompt in page.prompts]
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> GetPromptResult:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        return await self._typed(GetPromptResult, "prompts/get", params)
+
+    async def list_resources_page(self, cursor: str | None = None) -> ListResourcesResult:
+        return await self._typed(ListResourcesResult, "resources/list", _cursor(cursor))
+
+    async def list_resources(self) -> list[Resource]:
+        return [item async for page in self._pages(self.list_resources_page) for item in page.resources]
+
+    async def list_resource_templates_page(self, cursor: str | None = None) -> ListResourceTemplatesResult:
+        return await self._typed(ListResourceTemplatesResult, "resources/templates/list", _cursor(cursor))
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        pages = self._pages(self.list_resource_templates_page)
+        return [item async for page in pages for item in page.resource_templates]
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        return await self._typed(ReadResourceResult, "resources/read", {"uri": uri})
+
+    async def _pages(self, fetch: Callable[[str | None], Any]) -> AsyncIterator[Any]:
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            page = await fetch(cursor)
+            yield page
+            cursor = page.next_cursor
+            if cursor is None:
+                return
+            if cursor in seen:
+                raise RemoteProtocolError(f"the server repeated the cursor {cursor!r}; stopping")
+            seen.add(cursor)
+
+
+def _cursor(cursor: str | None) -> dict[str, Any] | None:
+    return {"cursor": cursor} if cursor is not None else None

@@ -1,0 +1,141 @@
+"""What the peer did, as the session reports it.
+
+Each event is named for something that already happened, in the past tense.
+The runtime reacts to events; it never inspects raw messages itself.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CancelIntent",
+    "CancelRequested",
+    "ErrorReceived",
+    "Event",
+    "HandshakeCompleted",
+    "NotificationReceived",
+    "Outgoing",
+    "PeerClosed",
+    "ProgressReceived",
+    "RequestReceived",
+    "ResponseReceived",
+]
+
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from ..types.errors import MCPError
+from ..types.versions import Era
+
+RequestId: TypeAlias = int | str
+
+
+@dataclass(frozen=True, slots=True)
+class RequestReceived:
+    """The peer asked for something; answer with ``send_result`` or ``send_error``.
+
+    ``era`` says how to answer: a modern request carries its own ``version`` and
+    ``client_capabilities``; a legacy one relies on the session's handshake.
+    """
+
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+    era: Era
+    version: str | None
+    client_capabilities: dict[str, Any] | None = None
+    client_info: dict[str, Any] | None = None
+    log_level: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationReceived:
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseReceived:
+    """The peer answered our request ``id`` (sent as ``method``)."""
+
+    id: RequestId
+    method: str
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReceived:
+    """Our request ``id`` failed: the peer sent an error, or the session could not accept its answer."""
+
+    id: RequestId
+    method: str
+    error: MCPError
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressReceived:
+    """Progress for our request ``request_id``; values are already checked to increase."""
+
+    request_id: RequestId
+    token: int | str
+    progress: float
+    total: float | None
+    message: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CancelRequested:
+    """The peer gave up on its request ``id``: stop the work; no response will be sent."""
+
+    id: RequestId
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HandshakeCompleted:
+    """The ``initialize`` exchange finished; the session is READY."""
+
+    version: str
+    peer_info: dict[str, Any]
+    peer_capabilities: dict[str, Any]
+    instructions: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PeerClosed:
+    """The connection ended; every request we had pending has failed."""
+
+    reason: str = "connection closed"
+    failed: tuple[RequestId, ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class CancelIntent:
+    """We gave up on our request ``request_id``.
+
+    Transports write it their own way: ``notifications/cancelled`` on stdio and on
+    handshake-era HTTP, closing the response stream on stateless-era HTTP.
+    """
+
+    request_id: RequestId
+    reason: str | None = None
+
+    def as_notification(self) -> dict[str, Any]:
+        params: dict[str, Any] = {"requestId": self.request_id}
+        if self.reason is not None:
+            params["reason"] = self.reason
+        return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+
+
+Event: TypeAlias = (
+    RequestReceived
+    | NotificationReceived
+    | ResponseReceived
+    | ErrorReceived
+    | ProgressReceived
+    | CancelRequested
+    | HandshakeCompleted
+    | PeerClosed
+)
+
+#: What ``Session.outgoing()`` yields: a JSON-RPC message to write, or a cancellation to express.
+Outgoing: TypeAlias = dict[str, Any] | CancelIntent

@@ -1,0 +1,280 @@
+"""The async driver: a short loop around the sans-IO session.
+
+Read a batch from the transport, feed the session, act on its events, write
+what it queued. Each inbound request runs in its own task, so the peer can
+cancel it; each outbound request waits on a future with its own timeout.
+``_serve`` is the one place where a handler's outcome becomes a message.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Connection", "Handler", "ProgressCallback"]
+
+import asyncio
+import inspect
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from ..protocol.events import (
+    CancelRequested,
+    ErrorReceived,
+    Event,
+    HandshakeCompleted,
+    NotificationReceived,
+    PeerClosed,
+    ProgressReceived,
+    RequestId,
+    RequestReceived,
+    ResponseReceived,
+)
+from ..protocol.session import Session
+from ..transports.base import Transport
+from ..types import meta as M
+from ..types.errors import (
+    ConnectionClosed,
+    InternalError,
+    MCPError,
+    RequestTimeout,
+    ToolError,
+)
+
+logger = logging.getLogger("backchannel")
+
+ProgressCallback = Callable[[ProgressReceived], Awaitable[None] | None]
+
+
+class Handler(Protocol):
+    """What a connection asks of the side it serves (a server, or a client's handlers)."""
+
+    async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]: ...
+
+    async def handle_notification(
+        self, notification: NotificationReceived, connection: Connection
+    ) -> None: ...
+
+
+class Connection:
+    """Drives one ``Session`` over one ``Transport``; ``run()`` until the peer goes away."""
+
+    def __init__(self, session: Session, transport: Transport, handler: Handler) -> None:
+        self.session = session
+        self.transport = transport
+        self.handler = handler
+        self.handshake_completed: HandshakeCompleted | None = None
+        self.closed = asyncio.Event()
+        self._tasks: dict[RequestId, asyncio.Task[None]] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._waiters: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
+        self._progress: dict[RequestId, ProgressCallback] = {}
+        self._tokens = itertools.count(1)
+        self._flush_scheduled = False
+        self._close_reason = "connection closed"
+
+    # ------------------------------------------------------------ the loop
+
+    async def run(self) -> None:
+        """Serve until the transport ends; then fail what is pending and stop handlers."""
+        reason = "the peer closed the connection"
+        try:
+            while True:
+                batch = await self.transport.receive()
+                if batch is None:
+                    break
+                receive = self.session.receive_message
+                for item in batch:
+                    if isinstance(item, MCPError):
+                        self.session.receive_invalid(item)
+                        continue
+                    for event in receive(item):
+                        self._dispatch(event)
+                self._flush()
+                await self.transport.drain()
+        except ConnectionClosed as exc:
+            reason = exc.message
+        finally:
+            self._shutdown(reason)
+
+    def _dispatch(self, event: Event) -> None:
+        kind = type(event)
+        if kind is RequestReceived:
+            assert isinstance(event, RequestReceived)
+            self._tasks[event.id] = asyncio.get_running_loop().create_task(self._serve(event))
+        elif kind is ResponseReceived or kind is ErrorReceived:
+            assert isinstance(event, ResponseReceived | ErrorReceived)
+            waiter = self._waiters.pop(event.id, None)
+            if waiter is not None and not waiter.done():
+                if isinstance(event, ResponseReceived):
+                    waiter.set_result(event.result)
+                else:
+                    waiter.set_exception(event.error)
+        elif kind is ProgressReceived:
+            assert isinstance(event, ProgressReceived)
+            callback = self._progress.get(event.request_id)
+            if callback is not None:
+                self._run_callback(callback, event)
+        elif kind is CancelRequested:
+            assert isinstance(event, CancelRequested)
+            task = self._tasks.get(event.id)
+            if task is not None:
+                task.cancel(event.reason)
+        elif kind is NotificationReceived:
+            assert isinstance(event, NotificationReceived)
+            self._spawn(self.handler.handle_notification(event, self))
+        elif kind is HandshakeCompleted:
+            assert isinstance(event, HandshakeCompleted)
+            self.handshake_completed = event
+        elif kind is PeerClosed:
+            pass
+
+    async def _serve(self, request: RequestReceived) -> None:
+        """The one exception-to-wire boundary."""
+        session = self.session
+        try:
+            result = await self.handler.handle_request(request, self)
+        except asyncio.CancelledError:
+            # Cancelled by the peer, or we are shutting down: either way no answer is sent.
+            session.forget(request.id)
+            return
+        except MCPError as exc:
+            session.send_error(request.id, exc)
+        except ToolError as exc:
+            if request.method == "tools/call":
+                session.send_result(
+                    request.id, {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+                )
+            else:
+                session.send_error(request.id, InternalError(str(exc)))
+        except Exception:
+            logger.exception("handler for %s (request %r) failed", request.method, request.id)
+            session.send_error(request.id, InternalError(f"Internal error while handling {request.method}"))
+        else:
+            session.send_result(request.id, result)
+        finally:
+            self._tasks.pop(request.id, None)
+        self._schedule_flush()
+
+    # ----------------------------------------------------------- speaking
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        modern_version: str | None = None,
+    ) -> dict[str, Any]:
+        """Send a request and wait for its result.
+
+        Raises ``RequestError`` for an error answer, ``RequestTimeout`` after
+        ``timeout`` seconds and ``ConnectionClosed`` when the peer goes away. When
+        the wait ends early (timeout or the caller's cancellation), the request is
+        cancelled on the wire and a late answer is dropped.
+        """
+        if self.closed.is_set():
+            raise ConnectionClosed(f"Connection closed: {self._close_reason}")
+        if on_progress is not None:
+            params = dict(params or {})
+            params["_meta"] = {**params.get("_meta", {}), M.PROGRESS_TOKEN: next(self._tokens)}
+        request_id = self.session.send_request(method, params, modern_version=modern_version)
+        waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiters[request_id] = waiter
+        if on_progress is not None:
+            self._progress[request_id] = on_progress
+        self._flush()
+        try:
+            if timeout is None:
+                return await waiter
+            try:
+                async with asyncio.timeout(timeout):
+                    return await waiter
+            except TimeoutError:
+                raise RequestTimeout(
+                    f"{method} got no answer within {timeout:g} s; it was cancelled"
+                ) from None
+        except (asyncio.CancelledError, RequestTimeout):
+            if not waiter.done() and method != "initialize" and not self.closed.is_set():
+                self.session.cancel(request_id, "the caller stopped waiting")
+                self._flush()
+            raise
+        finally:
+            self._waiters.pop(request_id, None)
+            self._progress.pop(request_id, None)
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification now (it is written before this returns)."""
+        self.session.send_notification(method, params)
+        self._flush()
+
+    def report_progress(
+        self, request_id: RequestId, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Progress on the peer's request; see ``Session.send_progress`` for the rules it enforces."""
+        if self.session.send_progress(request_id, progress, total, message):
+            self._schedule_flush()
+
+    # ------------------------------------------------------------- output
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        items = self.session.outgoing()
+        if items and not self.closed.is_set():
+            try:
+                self.transport.write(items)
+            except ConnectionClosed as exc:
+                logger.debug("dropping %d outgoing messages: %s", len(items), exc)
+
+    def _schedule_flush(self) -> None:
+        # Answers finishing in the same loop turn leave in one write.
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    # ---------------------------------------------------------- lifecycle
+
+    async def close(self) -> None:
+        """Close the transport; ``run()`` then ends and everything pending fails."""
+        self._flush()
+        await self.transport.close()
+
+    def _shutdown(self, reason: str) -> None:
+        if self.closed.is_set():
+            return
+        self._close_reason = reason
+        self._flush()
+        for event in self.session.connection_lost(reason):
+            self._dispatch(event)
+        self.closed.set()
+        for task in list(self._tasks.values()):
+            task.cancel("connection closed")
+        for task in list(self._background):
+            task.cancel()
+
+    @property
+    def active_handlers(self) -> int:
+        return len(self._tasks)
+
+    @property
+    def pending_requests(self) -> int:
+        return len(self._waiters)
+
+    def _spawn(self, coroutine: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background_done)
+
+    def _background_done(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("notification handler failed", exc_info=task.exception())
+
+    def _run_callback(self, callback: ProgressCallback, event: ProgressReceived) -> None:
+        try:
+            outcome = callback(event)
+        except Exception:
+            logger.exception("progress callback failed")
+            return
+        if inspect.isawaitable(outcome):
+            self._spawn(outcome)

@@ -1,0 +1,444 @@
+"""The high-level server: register tools, prompts and resources; serve any transport.
+
+``Server`` is a ``Handler`` for the runtime: one ``handle_request`` routes each
+method to a small function here. Registration is plain method calls
+(``add_tool``); the decorators are sugar over them.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Server"]
+
+import asyncio
+import inspect
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from ..protocol.events import NotificationReceived, RequestReceived
+from ..protocol.session import Session, SessionConfig
+from ..runtime.connection import Connection
+from ..transports.base import Transport
+from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound
+from ..types.methods import methods_for
+from ..types.versions import VERSIONS, newer_first
+from .context import LOG_LEVELS, Context
+from .pagination import paginate
+from .prompts import RegisteredPrompt
+from .resources import RegisteredResource, RegisteredTemplate, build_resource, to_contents
+from .tools import RegisteredTool
+
+F = TypeVar("F", bound=Callable[..., Any])
+Route = Callable[[RequestReceived, Connection], Any]
+
+
+@dataclass(slots=True)
+class _PerConnection:
+    """What the handshake era keeps per session: the log level and resource subscriptions."""
+
+    log_level: str | None
+    subscriptions: set[str] = field(default_factory=set)
+
+
+class Server:
+    """An MCP server that serves handshake-era and stateless-era clients alike.
+
+    ``page_size`` bounds each page of the list methods (None: one page).
+    ``log_level`` is the level used for a handshake-era session until the
+    client sets one (None: send no log messages until asked).
+    ``cache_ttl_ms`` and ``cache_scope`` are the caching hints stateless-era
+    list results and ``server/discover`` carry.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        instructions: str | None = None,
+        title: str | None = None,
+        website_url: str | None = None,
+        page_size: int | None = 100,
+        log_level: str | None = "info",
+        cache_ttl_ms: int = 60_000,
+        cache_scope: str = "private",
+        versions: tuple[str, ...] = VERSIONS,
+    ) -> None:
+        if log_level is not None and log_level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {log_level!r}")
+        self.name = name
+        self.version = version
+        self.instructions = instructions
+        self.info: dict[str, Any] = {"name": name, "version": version}
+        if title:
+            self.info["title"] = title
+        if website_url:
+            self.info["websiteUrl"] = website_url
+        self.page_size = page_size
+        self.default_log_level = log_level
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
+        self.versions = versions
+        self._tools: dict[str, RegisteredTool] = {}
+        self._prompts: dict[str, RegisteredPrompt] = {}
+        self._resources: dict[str, RegisteredResource] = {}
+        self._templates: list[RegisteredTemplate] = []
+        self._connections: weakref.WeakKeyDictionary[Connection, _PerConnection] = weakref.WeakKeyDictionary()
+        self._allowed = {
+            v: frozenset(spec.method for spec in methods_for(v, "client", "request")) for v in versions
+        }
+        self._routes: dict[str, Route] = {
+            "initialize": self._initialize,
+            "ping": self._ping,
+            "server/discover": self._discover,
+            "tools/list": self._list_tools,
+            "tools/call": self._call_tool,
+            "prompts/list": self._list_prompts,
+            "prompts/get": self._get_prompt,
+            "resources/list": self._list_resources,
+            "resources/templates/list": self._list_templates,
+            "resources/read": self._read_resource,
+            "resources/subscribe": self._subscribe,
+            "resources/unsubscribe": self._unsubscribe,
+            "logging/setLevel": self._set_level,
+        }
+
+    # ------------------------------------------------------------ registry
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> RegisteredTool:
+        """Register ``fn`` as a tool; its signature becomes ``inputSchema`` and its
+        return annotation ``outputSchema``. Raises ``TypeError`` for a signature that
+        cannot be described, ``ValueError`` for a bad or duplicate name."""
+        tool = RegisteredTool.build(
+            fn,
+            name=name,
+            title=title,
+            description=description,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            structured_output=structured_output,
+            context_type=Context,
+        )
+        if tool.name in self._tools:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+        self._list_changed("notifications/tools/list_changed")
+        return tool
+
+    def tool(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
+        """Decorator form of ``add_tool``."""
+
+        def register(fn: F) -> F:
+            self.add_tool(fn, name=name, **options)
+            return fn
+
+        return register
+
+    def remove_tool(self, name: str) -> None:
+        del self._tools[name]
+        self._list_changed("notifications/tools/list_changed")
+
+    def add_prompt(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> RegisteredPrompt:
+        """Register ``fn`` as a prompt; its parameters become the prompt's arguments."""
+        prompt = RegisteredPrompt.build(
+            fn, name=name, title=title, description=description, icons=icons, meta=meta, context_type=Context
+        )
+        if prompt.name in self._prompts:
+            raise ValueError(f"a prompt named {prompt.name!r} is already registered")
+        self._prompts[prompt.name] = prompt
+        self._list_changed("notifications/prompts/list_changed")
+        return prompt
+
+    def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
+        """Decorator form of ``add_prompt``."""
+
+        def register(fn: F) -> F:
+            self.add_prompt(fn, name=name, **options)
+            return fn
+
+        return register
+
+    def remove_prompt(self, name: str) -> None:
+        del self._prompts[name]
+        self._list_changed("notifications/prompts/list_changed")
+
+    def add_resource(
+        self,
+        uri: str,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        annotations: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> RegisteredResource | RegisteredTemplate:
+        """Register a resource; a ``uri`` with RFC 6570 ``{variables}`` makes a template
+        whose variables are passed to ``fn`` by name."""
+        entry = build_resource(
+            uri,
+            fn,
+            name=name,
+            title=title,
+            description=description,
+            mime_type=mime_type,
+            size=size,
+            icons=icons,
+            annotations=annotations,
+            meta=meta,
+            context_type=Context,
+        )
+        if isinstance(entry, RegisteredTemplate):
+            if any(str(t.template) == uri for t in self._templates):
+                raise ValueError(f"a resource template {uri!r} is already registered")
+            self._templates.append(entry)
+        else:
+            if uri in self._resources:
+                raise ValueError(f"a resource {uri!r} is already registered")
+            self._resources[uri] = entry
+        self._list_changed("notifications/resources/list_changed")
+        return entry
+
+    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+        """Decorator form of ``add_resource``."""
+
+        def register(fn: F) -> F:
+            self.add_resource(uri, fn, **options)
+            return fn
+
+        return register
+
+    def remove_resource(self, uri: str) -> None:
+        if uri in self._resources:
+            del self._resources[uri]
+        else:
+            self._templates = [t for t in self._templates if str(t.template) != uri]
+        self._list_changed("notifications/resources/list_changed")
+
+    def capabilities(self) -> dict[str, Any]:
+        """What this server declares: each feature that has something registered."""
+        capabilities: dict[str, Any] = {"logging": {}}
+        if self._tools:
+            capabilities["tools"] = {"listChanged": True}
+        if self._prompts:
+            capabilities["prompts"] = {"listChanged": True}
+        if self._resources or self._templates:
+            capabilities["resources"] = {"subscribe": True, "listChanged": True}
+        return capabilities
+
+    # --------------------------------------------------------- notifying
+
+    def _list_changed(self, method: str) -> None:
+        for connection in list(self._connections):
+            if connection.handshake_completed is not None and not connection.closed.is_set():
+                connection.notify(method)
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tell every handshake-era session subscribed to ``uri`` that it changed."""
+        for connection, state in list(self._connections.items()):
+            if uri in state.subscriptions and not connection.closed.is_set():
+                connection.notify("notifications/resources/updated", {"uri": uri})
+
+    def log_level_for(self, connection: Connection) -> str | None:
+        state = self._connections.get(connection)
+        return state.log_level if state is not None else self.default_log_level
+
+    # ----------------------------------------------------------- serving
+
+    async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        method = request.method
+        route = self._routes.get(method)
+        allowed = self._allowed.get(request.version or "")
+        if route is None or (allowed is not None and method not in allowed):
+            raise MethodNotFound(f"Method not found: {method}")
+        result: dict[str, Any] = await route(request, connection)
+        return result
+
+    async def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None:
+        return None  # roots/list_changed and friends arrive here once those features exist
+
+    def connect(self, transport: Transport) -> Connection:
+        """A connection serving this server over ``transport``; ``await connection.run()``."""
+        session = Session(SessionConfig("server", info=self.info, versions=self.versions))
+        connection = Connection(session, transport, self)
+        self._connections[connection] = _PerConnection(self.default_log_level)
+        return connection
+
+    async def serve(self, transport: Transport) -> None:
+        """Serve one client over ``transport`` until it goes away."""
+        await self.connect(transport).run()
+
+    async def run_stdio(self) -> None:
+        from ..transports.stdio import StdioServerTransport
+
+        transport = StdioServerTransport()
+        await transport.start()
+        try:
+            await self.serve(transport)
+        finally:
+            await transport.close()
+
+    def run(self) -> None:
+        """Serve on stdin/stdout until stdin closes."""
+        asyncio.run(self.run_stdio())
+
+    # ------------------------------------------------------------ routes
+
+    async def _initialize(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "protocolVersion": request.version,
+            "capabilities": self.capabilities(),
+            "serverInfo": self.info,
+        }
+        if self.instructions:
+            result["instructions"] = self.instructions
+        return result
+
+    async def _ping(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        return {}
+
+    async def _discover(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": newer_first(self.versions),
+            "capabilities": self.capabilities(),
+            **self._cache_hints(request),
+        }
+        if self.instructions:
+            result["instructions"] = self.instructions
+        return result
+
+    def _cache_hints(self, request: RequestReceived) -> dict[str, Any]:
+        if request.era != "modern":
+            return {}
+        return {"ttlMs": self.cache_ttl_ms, "cacheScope": self.cache_scope}
+
+    def _page(self, kind: str, key: str, items: list[Any], request: RequestReceived) -> dict[str, Any]:
+        page, next_cursor = paginate(kind, items, request.params.get("cursor"), self.page_size)
+        result: dict[str, Any] = {key: [item.definition for item in page], **self._cache_hints(request)}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+    async def _list_tools(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        return self._page("tools", "tools", list(self._tools.values()), request)
+
+    async def _list_prompts(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        return self._page("prompts", "prompts", list(self._prompts.values()), request)
+
+    async def _list_resources(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        return self._page("resources", "resources", list(self._resources.values()), request)
+
+    async def _list_templates(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        return self._page("templates", "resourceTemplates", self._templates, request)
+
+    async def _call_tool(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        params = request.params
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise InvalidParams("tools/call: params.name must be a string")
+        tool = self._tools.get(name)
+        if tool is None:
+            raise InvalidParams(f"Unknown tool: {name}", data={"name": name})
+        kwargs = tool.parameters.validate(params.get("arguments"))
+        if tool.parameters.context_parameter is not None:
+            kwargs[tool.parameters.context_parameter] = Context(self, connection, request)
+        value = await tool.fn(**kwargs) if tool.is_async else tool.fn(**kwargs)
+        return tool.to_result(value)
+
+    async def _get_prompt(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        params = request.params
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise InvalidParams("prompts/get: params.name must be a string")
+        prompt = self._prompts.get(name)
+        if prompt is None:
+            raise InvalidParams(f"Unknown prompt: {name}", data={"name": name})
+        kwargs = prompt.parameters.validate(params.get("arguments"))
+        if prompt.parameters.context_parameter is not None:
+            kwargs[prompt.parameters.context_parameter] = Context(self, connection, request)
+        return prompt.to_result(await _call(prompt.fn, kwargs))
+
+    async def _read_resource(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        uri = request.params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams("resources/read: params.uri must be a string")
+        resource = self._resources.get(uri)
+        context = Context(self, connection, request)
+        if resource is not None:
+            kwargs: dict[str, Any] = {}
+            if resource.context_parameter is not None:
+                kwargs[resource.context_parameter] = context
+            value = await _call(resource.fn, kwargs)
+            mime_type = resource.mime_type
+        else:
+            for template in self._templates:
+                variables = template.template.match(uri)
+                if variables is not None:
+                    assert template.parameters is not None
+                    kwargs = template.parameters.validate(variables)
+                    if template.parameters.context_parameter is not None:
+                        kwargs[template.parameters.context_parameter] = context
+                    value = await _call(template.fn, kwargs)
+                    mime_type = template.mime_type
+                    break
+            else:
+                raise ResourceNotFound(uri)
+        result: dict[str, Any] = {"contents": to_contents(uri, value, mime_type)}
+        if request.era == "modern":
+            result.update(ttlMs=0, cacheScope=self.cache_scope)
+        return result
+
+    async def _subscribe(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        uri = request.params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams("resources/subscribe: params.uri must be a string")
+        self._connections[connection].subscriptions.add(uri)
+        return {}
+
+    async def _unsubscribe(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        uri = request.params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams("resources/unsubscribe: params.uri must be a string")
+        self._connections[connection].subscriptions.discard(uri)
+        return {}
+
+    async def _set_level(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        level = request.params.get("level")
+        if level not in LOG_LEVELS:
+            raise InvalidParams(
+                f"logging/setLevel: level must be one of {', '.join(LOG_LEVELS)}; got {level!r}"
+            )
+        self._connections[connection].log_level = level
+        return {}
+
+
+async def _call(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    value = fn(**kwargs)
+    if inspect.isawaitable(value):
+        value = await value
+    return value

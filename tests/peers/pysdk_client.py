@@ -1,0 +1,188 @@
+"""Drive a stdio MCP server with the official Python SDK client (``mcp==2.3.0``).
+
+Usage::
+
+    python tests/peers/pysdk_client.py --mode legacy|2026-07-28 [--plan JSON] [--timeout S] -- CMD [ARG...]
+
+``--mode`` is passed to ``mcp.client.client.Client(mode=...)``: ``legacy`` runs the
+``initialize`` handshake, ``2026-07-28`` adopts that version directly (no handshake, every
+request carries the per-request ``_meta`` envelope), ``auto`` probes ``server/discover``.
+
+``--plan`` is a JSON list of ``{"op": OP, "args": {...}}`` with OP one of:
+
+* ``list_tools`` / ``list_prompts`` / ``list_resources`` / ``list_resource_templates``:
+  args ``{}`` walks every page and returns the merged listing plus ``"pages": <count>``;
+  args ``{"cursor": C}`` (C may be null for the first page) returns that one page as is.
+* ``call_tool``: ``{"name": N, "arguments": {...}}``
+* ``get_prompt``: ``{"name": N, "arguments": {...}}``
+* ``read_resource``: ``{"uri": U}``
+* ``ping``: ``{}`` (only meaningful in legacy mode; 2026-07-28 removed ping)
+
+Without ``--plan`` a default plan matching ``pysdk_server.py`` runs (see DEFAULT_PLAN).
+
+Prints ONE JSON object on stdout::
+
+    {"mode": ..., "protocolVersion": ..., "serverInfo": {...} | null,
+     "serverCapabilities": {...}, "instructions": ... | null,
+     "results": [<one entry per plan step>]}
+
+Each result is ``model_dump(mode="json", by_alias=True, exclude_none=True)`` of the SDK result
+(NB: the SDK's result models fill defaults the server may not have sent, e.g. ``resultType:
+"complete"``, ``ttlMs: 0``, ``cacheScope: "private"``; ``--exclude-unset`` drops those),
+or ``{"error": {"code": int | null, "message": str, ...}}`` when the step failed. A failure
+to connect at all prints ``{"mode": ..., "connectError": {...}}`` and exits 2. The client's
+response cache is disabled so every step reaches the server. The server inherits this
+process's environment; its stderr passes through to ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+from typing import Any
+
+import anyio
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel
+
+DEFAULT_PLAN: list[dict[str, Any]] = [
+    {"op": "list_tools", "args": {}},
+    {"op": "call_tool", "args": {"name": "echo", "arguments": {"text": "hi"}}},
+    {"op": "call_tool", "args": {"name": "add", "arguments": {"a": 2, "b": 3}}},
+    {"op": "list_prompts", "args": {}},
+    {"op": "get_prompt", "args": {"name": "greet", "arguments": {"name": "Ada"}}},
+    {"op": "list_resources", "args": {}},
+    {"op": "list_resource_templates", "args": {}},
+    {"op": "read_resource", "args": {"uri": "res://hello"}},
+    {"op": "read_resource", "args": {"uri": "res://items/42"}},
+]
+
+# op -> (Client method, key of the list in the result)
+LIST_OPS: dict[str, tuple[str, str]] = {
+    "list_tools": ("list_tools", "tools"),
+    "list_prompts": ("list_prompts", "prompts"),
+    "list_resources": ("list_resources", "resources"),
+    "list_resource_templates": ("list_resource_templates", "resourceTemplates"),
+}
+MAX_PAGES = 1000
+
+
+EXCLUDE_UNSET = False  # --exclude-unset: drop fields the server did not send (model defaults)
+
+
+def dump(result: Any) -> Any:
+    if isinstance(result, BaseModel):
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=EXCLUDE_UNSET)
+    return result
+
+
+def error_entry(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, MCPError):
+        err: dict[str, Any] = {"code": exc.code, "message": exc.message}
+        if exc.data is not None:
+            err["data"] = exc.data
+        return {"error": err}
+    return {"error": {"code": None, "message": str(exc) or type(exc).__name__, "type": type(exc).__name__}}
+
+
+async def run_list(client: Client, op: str, args: dict[str, Any]) -> Any:
+    method_name, key = LIST_OPS[op]
+    method = getattr(client, method_name)
+    if "cursor" in args:
+        return dump(await method(cursor=args["cursor"]))
+    merged: dict[str, Any] | None = None
+    cursor: str | None = None
+    for pages in range(1, MAX_PAGES + 1):
+        page = dump(await method(cursor=cursor))
+        if merged is None:
+            merged = page
+        else:
+            merged[key].extend(page.get(key, []))
+        cursor = page.get("nextCursor")
+        if not cursor:
+            merged.pop("nextCursor", None)
+            merged["pages"] = pages
+            return merged
+    raise RuntimeError(f"{op}: more than {MAX_PAGES} pages")
+
+
+async def run_step(client: Client, step: dict[str, Any]) -> Any:
+    op = step.get("op")
+    args = step.get("args") or {}
+    if op in LIST_OPS:
+        return await run_list(client, op, args)
+    if op == "call_tool":
+        return dump(await client.call_tool(args["name"], args.get("arguments")))
+    if op == "get_prompt":
+        return dump(await client.get_prompt(args["name"], args.get("arguments")))
+    if op == "read_resource":
+        return dump(await client.read_resource(args["uri"]))
+    if op == "ping":
+        return dump(await client.session.send_ping())
+    raise ValueError(f"unknown op {op!r}")
+
+
+async def amain(mode: str, plan: list[dict[str, Any]], command: list[str], request_timeout: float) -> int:
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    client = Client(params, mode=mode, read_timeout_seconds=request_timeout, cache=None)
+    out: dict[str, Any] = {"mode": mode}
+    try:
+        with anyio.fail_after(request_timeout * (len(plan) + 2)):
+            async with client:
+                info = client.server_info
+                out["protocolVersion"] = client.protocol_version
+                out["serverInfo"] = dump(info) if info is not None else None
+                out["serverCapabilities"] = dump(client.server_capabilities)
+                out["instructions"] = client.instructions
+                results: list[Any] = []
+                for step in plan:
+                    try:
+                        results.append(await run_step(client, step))
+                    except Exception as exc:
+                        results.append(error_entry(exc))
+                out["results"] = results
+    except Exception as exc:
+        if "results" not in out:
+            out["connectError"] = error_entry(exc)["error"]
+            print(json.dumps(out))
+            return 2
+        out["closeError"] = error_entry(exc)["error"]
+    print(json.dumps(out))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" not in argv:
+        print("usage: pysdk_client.py --mode MODE [--plan JSON] -- CMD [ARG...]", file=sys.stderr)
+        return 64
+    split = argv.index("--")
+    own, command = argv[:split], argv[split + 1 :]
+    parser = argparse.ArgumentParser(prog="pysdk_client.py")
+    parser.add_argument("--mode", default="legacy", help="legacy | auto | 2026-07-28")
+    parser.add_argument("--plan", default=None, help="JSON list of {op, args}")
+    parser.add_argument("--timeout", type=float, default=20.0, help="per-request read timeout (s)")
+    parser.add_argument(
+        "--exclude-unset",
+        action="store_true",
+        help="dump with exclude_unset=True (drop model defaults the server did not send)",
+    )
+    ns = parser.parse_args(own)
+    global EXCLUDE_UNSET
+    EXCLUDE_UNSET = ns.exclude_unset
+    if not command:
+        parser.error("missing server command after --")
+    plan = DEFAULT_PLAN if ns.plan is None else json.loads(ns.plan)
+    if not isinstance(plan, list):
+        parser.error("--plan must be a JSON list")
+    warnings.simplefilter("ignore")  # deprecation warnings (ping, etc.) must not clutter stderr
+    return anyio.run(amain, ns.mode, plan, command, ns.timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
