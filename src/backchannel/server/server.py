@@ -293,19 +293,21 @@ class Server:
         """Serve one client over ``transport`` until it goes away."""
         await self.connect(transport).run()
 
-    async def run_stdio(self) -> None:
+    async def run_stdio(self, *, max_line_bytes: int | None = None) -> None:
+        """Serve on stdin/stdout; ``max_line_bytes`` bounds one inbound line (default 4 MiB)."""
+        from ..framing.ndjson import DEFAULT_MAX_LINE_BYTES
         from ..transports.stdio import StdioServerTransport
 
-        transport = StdioServerTransport()
+        transport = StdioServerTransport(max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES)
         await transport.start()
         try:
             await self.serve(transport)
         finally:
             await transport.close()
 
-    def run(self) -> None:
+    def run(self, *, max_line_bytes: int | None = None) -> None:
         """Serve on stdin/stdout until stdin closes."""
-        asyncio.run(self.run_stdio())
+        asyncio.run(self.run_stdio(max_line_bytes=max_line_bytes))
 
     # ------------------------------------------------------------ routes
 

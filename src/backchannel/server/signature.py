@@ -56,6 +56,8 @@ from pydantic_core import PydanticSerializationError
 
 from backchannel.types.errors import InvalidParams
 
+from .typeddict_compat import modernize
+
 _NO_SCHEMA_RETURNS: tuple[Any, ...] = (None, type(None), Any, str, bytes, typing.NoReturn, typing.Never)
 
 
@@ -314,9 +316,10 @@ def _type_hints(fn: Callable[..., Any], where: str) -> dict[str, Any]:
     if not (inspect.isfunction(target) or inspect.ismethod(target)) and callable(target):
         target = type(target).__call__  # a callable object: its __call__ has the hints
     try:
-        return typing.get_type_hints(target, include_extras=True)
+        hints = typing.get_type_hints(target, include_extras=True)
     except Exception as exc:  # NameError for forward references that do not resolve, and others
         raise TypeError(f"{where}: cannot resolve type hints: {exc}") from exc
+    return {name: modernize(hint) for name, hint in hints.items()}
 
 
 def _strip_annotated(annotation: Any) -> Any:

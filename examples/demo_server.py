@@ -1,0 +1,65 @@
+"""A small server that shows the basics: typed tools, structured output, progress, prompts, resources.
+
+Run it on stdio with ``backchannel run examples/demo_server.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from backchannel import Context, Server, ToolError
+
+server = Server("demo", "0.1.0", instructions="A demo server: arithmetic, a weather report and a slow job.")
+
+
+@server.tool()
+def add(a: int, b: Annotated[int, "the second number"] = 1) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@dataclass
+class Report:
+    city: str
+    temperature: float
+    unit: Literal["C", "F"]
+
+
+@server.tool()
+def weather(city: str, unit: Literal["C", "F"] = "C") -> Report:
+    """Today's (made-up) weather for a city."""
+    if not city.strip():
+        raise ToolError("Tell me which city.")
+    celsius = 10 + len(city) % 15
+    return Report(city, celsius if unit == "C" else celsius * 9 / 5 + 32, unit)
+
+
+@server.tool()
+async def slow_count(to: int, ctx: Context) -> str:
+    """Count slowly, reporting progress on the way."""
+    for step in range(1, to + 1):
+        await asyncio.sleep(0.05)
+        await ctx.report_progress(step, to, f"counted {step}")
+    return f"counted to {to}"
+
+
+@server.prompt()
+def code_review(code: str, language: str = "python") -> str:
+    """Ask for a careful review of a piece of code."""
+    return f"Please review this {language} code for bugs and clarity:\n\n{code}"
+
+
+@server.resource("demo://readme", mime_type="text/markdown")
+def readme() -> str:
+    return "# demo\nThis server exists to show backchannel's basics."
+
+
+@server.resource("demo://cities/{name}")
+def city(name: str) -> dict[str, str]:
+    return {"name": name, "country": "unknown"}
+
+
+if __name__ == "__main__":
+    server.run()

@@ -1,0 +1,59 @@
+"""Find the ``Server`` a user's file or module defines."""
+
+from __future__ import annotations
+
+__all__ = ["load_server"]
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..server.server import Server
+
+_PREFERRED = ("server", "mcp", "app")
+
+
+def load_server(target: str) -> Server:
+    """``path/to/file.py``, ``package.module``, either with ``:name`` to pick one object.
+
+    Without a name: the module's ``server``/``mcp``/``app`` if it is a ``Server``,
+    else its only ``Server``. Raises ``SystemExit`` with a message naming what was
+    found when that is ambiguous or empty.
+    """
+    where, _, name = target.partition(":")
+    module = _import(where)
+    if name:
+        found = getattr(module, name, None)
+        if not isinstance(found, Server):
+            raise SystemExit(f"{where} has no Server named {name!r}")
+        return found
+    for preferred in _PREFERRED:
+        found = getattr(module, preferred, None)
+        if isinstance(found, Server):
+            return found
+    servers = {key: value for key, value in vars(module).items() if isinstance(value, Server)}
+    if len(servers) == 1:
+        return next(iter(servers.values()))
+    if not servers:
+        raise SystemExit(f"{where} defines no backchannel Server")
+    names = ", ".join(sorted(servers))
+    raise SystemExit(f"{where} defines several Servers ({names}); pick one with {where}:NAME")
+
+
+def _import(where: str) -> Any:
+    path = Path(where)
+    if path.suffix == ".py" or path.exists():
+        if not path.is_file():
+            raise SystemExit(f"no such file: {where}")
+        module_name = f"_backchannel_user_{path.stem}"
+        spec = importlib.util.spec_from_file_location(module_name, path.resolve())
+        if spec is None or spec.loader is None:
+            raise SystemExit(f"cannot import {where}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        sys.path.insert(0, str(path.resolve().parent))  # so the file's own sibling imports work
+        spec.loader.exec_module(module)
+        return module
+    return importlib.import_module(where)

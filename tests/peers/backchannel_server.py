@@ -1,0 +1,94 @@
+"""A stdio MCP server built on ``backchannel.server.Server``, used as a test peer.
+
+Run it as ``python tests/peers/backchannel_server.py [--page-size N]``. It exposes the same
+surface as ``pysdk_server.py`` (same names and shapes) so ``pysdk_client.py`` can drive both:
+
+* tools: ``echo(text) -> str`` (text content only), ``add(a, b) -> int`` (structured:
+  ``{"result": a + b}``), ``weather(city) -> WeatherReport`` (structured object),
+  ``fail(message)`` (raises ``ToolError`` -> ``isError: true``), and ``t00`` .. ``t24``
+  (filler tools, each returns its own name).
+* prompts: ``greet(name)`` and ``compare(left, right)``.
+* resources: static ``res://hello`` (text) and template ``res://items/{id}``.
+
+``--page-size N`` sets ``Server(page_size=N)`` for every list method (0 = one page).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from pydantic import BaseModel, Field
+
+from backchannel.server import Server
+from backchannel.types.errors import ToolError
+
+FILLER_TOOLS = [f"t{i:02d}" for i in range(25)]
+
+
+class WeatherReport(BaseModel):
+    city: str
+    temperature_c: float = Field(description="Temperature in degrees Celsius")
+    conditions: str
+    humidity_pct: int
+
+
+def _filler(name: str) -> Callable[[], str]:
+    def filler() -> str:
+        return name
+
+    return filler
+
+
+def build_server(page_size: int = 0) -> Server:
+    server = Server("backchannel-peer", version="0.1.0-peer", page_size=page_size or None)
+
+    @server.tool(description="Echo the text back.", structured_output=False)
+    def echo(text: str) -> str:
+        return text
+
+    @server.tool(description="Add two integers.")
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool(description="A canned weather report (structured output from a pydantic model).")
+    def weather(city: str) -> WeatherReport:
+        return WeatherReport(city=city, temperature_c=21.5, conditions="sunny", humidity_pct=40)
+
+    @server.tool(description="Always fails with the given message (isError result).", structured_output=False)
+    def fail(message: str = "boom") -> str:
+        raise ToolError(message)
+
+    for tool_name in FILLER_TOOLS:
+        server.add_tool(
+            _filler(tool_name), name=tool_name, description=f"Filler tool {tool_name}.", structured_output=False
+        )
+
+    @server.prompt(description="Greet someone by name.")
+    def greet(name: str) -> str:
+        return f"Hello, {name}!"
+
+    @server.prompt(description="Compare two things.")
+    def compare(left: str, right: str) -> str:
+        return f"Compare {left} with {right}."
+
+    @server.resource("res://hello", name="hello", description="A static greeting.", mime_type="text/plain")
+    def hello() -> str:
+        return "Hello, world!"
+
+    @server.resource("res://items/{id}", name="item", description="An item by id.", mime_type="text/plain")
+    def item(id: str) -> str:
+        return f"item {id}"
+
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--page-size", type=int, default=0, help="page size of every list (0 = one page)")
+    ns = parser.parse_args()
+    build_server(ns.page_size).run()
+
+
+if __name__ == "__main__":
+    main()
