@@ -61,7 +61,10 @@ def build_server(page_size: int = 0) -> Server:
 
     for tool_name in FILLER_TOOLS:
         server.add_tool(
-            _filler(tool_name), name=tool_name, description=f"Filler tool {tool_name}.", structured_output=False
+            _filler(tool_name),
+            name=tool_name,
+            description=f"Filler tool {tool_name}.",
+            structured_output=False,
         )
 
     @server.prompt(description="Greet someone by name.")

@@ -44,7 +44,7 @@ def load_server(target: str) -> Server:
 
 def _import(where: str) -> Any:
     path = Path(where)
-    if path.suffix == ".py" or path.exists():
+    if path.suffix == ".py" or path.is_file():  # a directory is a package: imported by name below
         if not path.is_file():
             raise SystemExit(f"no such file: {where}")
         module_name = f"_backchannel_user_{path.stem}"
@@ -56,4 +56,11 @@ def _import(where: str) -> Any:
         sys.path.insert(0, str(path.resolve().parent))  # so the file's own sibling imports work
         spec.loader.exec_module(module)
         return module
-    return importlib.import_module(where)
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # as `python -m` does; the console script does not
+    try:
+        return importlib.import_module(where)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not (where == exc.name or where.startswith(exc.name + ".")):
+            raise  # the module exists but one of its own imports is missing
+        raise SystemExit(f"no module named {where!r} (searched the current directory and sys.path)") from None

@@ -167,9 +167,11 @@ class Client:
         return "modern"
 
     async def _initialize(self) -> None:
+        # Ask for our newest handshake-era version: one we do not speak would be echoed back and refused.
+        version = (self.session.config.legacy_versions or (LATEST_LEGACY,))[-1]
         await self.connection.request(
             "initialize",
-            {"protocolVersion": LATEST_LEGACY, "capabilities": self.capabilities, "clientInfo": self.info},
+            {"protocolVersion": version, "capabilities": self.capabilities, "clientInfo": self.info},
             timeout=self.request_timeout,
         )
         self.server_info = self.session.peer_info
@@ -212,7 +214,9 @@ class Client:
         return msgspec.convert(await self.request(method, params, **kw), kind)
 
     async def ping(self) -> None:
-        await self.request("ping")
+        """Check that the server answers. The stateless era has no ``ping``, so there
+        this sends ``server/discover``, the one request every such server must answer."""
+        await self.request("server/discover" if self.session.era == "modern" else "ping")
 
     async def list_tools_page(self, cursor: str | None = None) -> ListToolsResult:
         return await self._typed(ListToolsResult, "tools/list", _cursor(cursor))
@@ -232,9 +236,7 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        return await self._typed(
-            CallToolResult, "tools/call", params, timeout=timeout, on_progress=on_progress
-        )
+        return await self._typed(CallToolResult, "tools/call", params, timeout=timeout, on_progress=on_progress)
 
     async def list_prompts_page(self, cursor: str | None = None) -> ListPromptsResult:
         return await self._typed(ListPromptsResult, "prompts/list", _cursor(cursor))

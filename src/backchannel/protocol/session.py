@@ -300,9 +300,7 @@ class Session:
         if level is not None and level not in _LOG_LEVELS:
             raise InvalidParams(f"params._meta[{M.LOG_LEVEL!r}] is not a logging level: {level!r}")
         self._move(SessionInput.RECV_MODERN_REQUEST)
-        return RequestReceived(
-            request_id, method, params, "modern", version, capabilities, client_info, level
-        )
+        return RequestReceived(request_id, method, params, "modern", version, capabilities, client_info, level)
 
     def _receive_notification(self, method: str, params: dict[str, Any]) -> list[Event]:
         if method == "notifications/cancelled":
@@ -310,7 +308,9 @@ class Session:
         if method == "notifications/progress":
             return self._receive_progress(params)
         if method == "notifications/initialized":
-            if self.role == "server" and self.state is SessionState.INITIALIZING:
+            # Before our initialize result went out, `initialized` is premature: ignore it.
+            answered = all(r.method != "initialize" for r in self._inbound.values())
+            if self.role == "server" and self.state is SessionState.INITIALIZING and answered:
                 self._move(SessionInput.RECV_INITIALIZED)
                 return [
                     HandshakeCompleted(
@@ -375,9 +375,9 @@ class Session:
             return [ErrorReceived(request_id, record.method, error)]
         result = message["result"]
         if type(result) is not dict:
-            return [
-                ErrorReceived(request_id, record.method, RemoteProtocolError('"result" must be an object'))
-            ]
+            if record.method == "initialize":
+                self._move(SessionInput.RECV_INITIALIZE_ERROR)
+            return [ErrorReceived(request_id, record.method, RemoteProtocolError('"result" must be an object'))]
         if record.method == "initialize":
             return self._receive_initialize_result(request_id, result)
         return [ResponseReceived(request_id, record.method, result)]
@@ -387,9 +387,7 @@ class Session:
         if version not in self.config.legacy_versions:
             self._move(SessionInput.RECV_INITIALIZE_ERROR)
             error = UnsupportedProtocolVersion(version, list(self.config.legacy_versions))
-            error.message = (
-                f"the server offered protocol version {version!r}, which this client does not speak"
-            )
+            error.message = f"the server offered protocol version {version!r}, which this client does not speak"
             return [ErrorReceived(request_id, "initialize", error)]
         self._move(SessionInput.RECV_INITIALIZE_RESULT)
         self.protocol_version = version
@@ -449,6 +447,15 @@ class Session:
         ``modern_version``, as the discovery probe does) gets the ``_meta`` envelope added."""
         params = {} if params is None else params
         modern = modern_version is not None or (self.era == "modern" and method != "initialize")
+        # Check the token before any state moves: a refused request must leave no trace.
+        token = None
+        meta = params.get("_meta")
+        if type(meta) is dict and M.PROGRESS_TOKEN in meta:
+            token = meta[M.PROGRESS_TOKEN]
+            if not _valid_token(token):
+                raise LocalProtocolError("a progress token must be a string or an integer")
+            if token in self._tokens:
+                raise LocalProtocolError(f"progress token {token!r} is already used by an active request")
         if method == "initialize":
             if self.role != "client":
                 raise LocalProtocolError("only a client sends initialize")
@@ -464,14 +471,6 @@ class Session:
             self._move(SessionInput.SEND_LEGACY_REQUEST)
             if self.role == "server":
                 self._check_peer_declared(method, params)
-        token = None
-        meta = params.get("_meta")
-        if type(meta) is dict and M.PROGRESS_TOKEN in meta:
-            token = meta[M.PROGRESS_TOKEN]
-            if not _valid_token(token):
-                raise LocalProtocolError("a progress token must be a string or an integer")
-            if token in self._tokens:
-                raise LocalProtocolError(f"progress token {token!r} is already used by an active request")
         self._next_id += 1
         request_id = self._next_id
         self._outbound[request_id] = _Outbound(method, token=token)
@@ -505,7 +504,7 @@ class Session:
         if record.state is InboundState.CANCELLED:
             return False
         if record.era == "modern":
-            if "resultType" not in result or "_meta" not in result:
+            if "resultType" not in result or M.SERVER_INFO not in result.get("_meta", {}):
                 stamped = {M.SERVER_INFO: self.config.info, **result.get("_meta", {})}
                 result = {"resultType": "complete", **result, "_meta": stamped}
         elif "resultType" in result:
@@ -517,19 +516,20 @@ class Session:
 
     def send_error(self, request_id: RequestId, error: MCPError) -> bool:
         """Answer the peer's request with an error; False when dropped after a cancellation."""
+        waiting = self._inbound.get(request_id)
+        if waiting is not None and waiting.era == "modern" and error.code == URL_ELICITATION_REQUIRED:
+            # Refused before the request is forgotten, so that the caller can still answer it.
+            raise LocalProtocolError("-32042 does not exist in the stateless era")
         record = self._finish_inbound(request_id)
         if record.state is InboundState.CANCELLED:
             return False
         if record.method == "initialize":
             self._move(SessionInput.SEND_INITIALIZE_ERROR)
-        if record.era == "modern":
-            if error.code == URL_ELICITATION_REQUIRED:
-                raise LocalProtocolError("-32042 does not exist in the stateless era")
-            if error.code == RESOURCE_NOT_FOUND:
-                body = error.to_error()
-                body["code"] = INVALID_PARAMS
-                self._out.append({"jsonrpc": "2.0", "id": request_id, "error": body})
-                return True
+        if record.era == "modern" and error.code == RESOURCE_NOT_FOUND:
+            body = error.to_error()
+            body["code"] = INVALID_PARAMS
+            self._out.append({"jsonrpc": "2.0", "id": request_id, "error": body})
+            return True
         self._queue_error(request_id, error)
         return True
 

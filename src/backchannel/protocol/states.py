@@ -81,6 +81,9 @@ SESSION_TRANSITIONS: dict[tuple[SessionState, SessionInput], SessionState] = {
     (S.INITIALIZING, In.RECV_INITIALIZE_RESULT): S.READY,
     (S.INITIALIZING, In.RECV_INITIALIZE_ERROR): S.NEW,
     (S.INITIALIZING, In.RECV_INITIALIZED): S.READY,
+    # A client that pipelines `initialized` right behind `initialize` makes us READY
+    # before the initialize handler answers; the answer must still go out.
+    (S.READY, In.SEND_INITIALIZE_RESULT): S.READY,
     # A server may hear requests between its initialize result and the client's
     # `initialized`: the spec only says the client SHOULD NOT, so we serve them.
     (S.INITIALIZING, In.RECV_LEGACY_REQUEST): S.INITIALIZING,

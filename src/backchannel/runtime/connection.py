@@ -11,6 +11,8 @@ from __future__ import annotations
 __all__ = ["Connection", "Handler", "ProgressCallback"]
 
 import asyncio
+import contextlib
+import functools
 import inspect
 import itertools
 import logging
@@ -35,6 +37,7 @@ from ..types import meta as M
 from ..types.errors import (
     ConnectionClosed,
     InternalError,
+    LocalProtocolError,
     MCPError,
     RequestTimeout,
     ToolError,
@@ -50,15 +53,19 @@ class Handler(Protocol):
 
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]: ...
 
-    async def handle_notification(
-        self, notification: NotificationReceived, connection: Connection
-    ) -> None: ...
+    async def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None: ...
 
 
 class Connection:
     """Drives one ``Session`` over one ``Transport``; ``run()`` until the peer goes away."""
 
-    def __init__(self, session: Session, transport: Transport, handler: Handler) -> None:
+    def __init__(
+        self, session: Session, transport: Transport, handler: Handler, *, finish_grace: float = 0.0
+    ) -> None:
+        #: After the peer's input ends, how long handlers still running may take to answer.
+        #: A server gives them a moment (``printf request | server`` expects its answer);
+        #: a client gives none: a server that stopped talking will not answer.
+        self.finish_grace = finish_grace
         self.session = session
         self.transport = transport
         self.handler = handler
@@ -81,6 +88,7 @@ class Connection:
             while True:
                 batch = await self.transport.receive()
                 if batch is None:
+                    await self._let_handlers_finish()
                     break
                 receive = self.session.receive_message
                 for item in batch:
@@ -96,11 +104,19 @@ class Connection:
         finally:
             self._shutdown(reason)
 
+    async def _let_handlers_finish(self) -> None:
+        if self._tasks and self.finish_grace > 0:
+            self.session.start_closing()
+            await asyncio.wait(list(self._tasks.values()), timeout=self.finish_grace)
+            self._flush()
+
     def _dispatch(self, event: Event) -> None:
         kind = type(event)
         if kind is RequestReceived:
             assert isinstance(event, RequestReceived)
-            self._tasks[event.id] = asyncio.get_running_loop().create_task(self._serve(event))
+            serving = asyncio.get_running_loop().create_task(self._serve(event))
+            self._tasks[event.id] = serving
+            serving.add_done_callback(functools.partial(self._served, event.id))
         elif kind is ResponseReceived or kind is ErrorReceived:
             assert isinstance(event, ResponseReceived | ErrorReceived)
             waiter = self._waiters.pop(event.id, None)
@@ -130,30 +146,40 @@ class Connection:
 
     async def _serve(self, request: RequestReceived) -> None:
         """The one exception-to-wire boundary."""
-        session = self.session
         try:
             result = await self.handler.handle_request(request, self)
         except asyncio.CancelledError:
             # Cancelled by the peer, or we are shutting down: either way no answer is sent.
-            session.forget(request.id)
+            self.session.forget(request.id)
             return
         except MCPError as exc:
-            session.send_error(request.id, exc)
+            self._answer(request, None, exc)
         except ToolError as exc:
             if request.method == "tools/call":
-                session.send_result(
-                    request.id, {"content": [{"type": "text", "text": str(exc)}], "isError": True}
-                )
+                self._answer(request, {"content": [{"type": "text", "text": str(exc)}], "isError": True}, None)
             else:
-                session.send_error(request.id, InternalError(str(exc)))
+                self._answer(request, None, InternalError(str(exc)))
         except Exception:
             logger.exception("handler for %s (request %r) failed", request.method, request.id)
-            session.send_error(request.id, InternalError(f"Internal error while handling {request.method}"))
+            self._answer(request, None, InternalError(f"Internal error while handling {request.method}"))
         else:
-            session.send_result(request.id, result)
+            self._answer(request, result, None)
         finally:
             self._tasks.pop(request.id, None)
         self._schedule_flush()
+
+    def _answer(self, request: RequestReceived, result: dict[str, Any] | None, error: MCPError | None) -> None:
+        try:
+            if error is None:
+                assert result is not None
+                self.session.send_result(request.id, result)
+            else:
+                self.session.send_error(request.id, error)
+        except LocalProtocolError:
+            # Our own bug (say, an error code the request's era forbids): the peer still gets an answer.
+            logger.exception("could not send the answer to %s (request %r)", request.method, request.id)
+            with contextlib.suppress(LocalProtocolError):
+                self.session.send_error(request.id, InternalError(f"Internal error while handling {request.method}"))
 
     # ----------------------------------------------------------- speaking
 
@@ -191,12 +217,15 @@ class Connection:
                 async with asyncio.timeout(timeout):
                     return await waiter
             except TimeoutError:
-                raise RequestTimeout(
-                    f"{method} got no answer within {timeout:g} s; it was cancelled"
-                ) from None
+                raise RequestTimeout(f"{method} got no answer within {timeout:g} s; it was cancelled") from None
         except (asyncio.CancelledError, RequestTimeout):
-            if not waiter.done() and method != "initialize" and not self.closed.is_set():
-                self.session.cancel(request_id, "the caller stopped waiting")
+            # The waiter itself is cancelled along with the wait, so ask the session, not the
+            # waiter, whether an answer came: ``cancel`` is a no-op (None) once one did.
+            if (
+                method != "initialize"
+                and not self.closed.is_set()
+                and self.session.cancel(request_id, "the caller stopped waiting") is not None
+            ):
                 self._flush()
             raise
         finally:
@@ -259,6 +288,13 @@ class Connection:
     @property
     def pending_requests(self) -> int:
         return len(self._waiters)
+
+    def _served(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
+        # A task cancelled before its first step (the request and its cancellation came
+        # in one read) never enters ``_serve``, so its cleanup happens here.
+        if self._tasks.get(request_id) is task:
+            del self._tasks[request_id]
+            self.session.forget(request_id)
 
     def _spawn(self, coroutine: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coroutine)

@@ -66,9 +66,7 @@ class Context:
         """Whether the client declared ``capability`` (a dotted path like ``"elicitation.url"``)."""
         return has(self.client_capabilities, capability)
 
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far along the work is.
 
         A no-op when the client asked for no progress. Values must increase;
@@ -86,9 +84,7 @@ class Context:
         """
         if level not in _RANK:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
-        threshold = (
-            self.request.log_level if self.era == "modern" else self.server.log_level_for(self.connection)
-        )
+        threshold = self.request.log_level if self.era == "modern" else self.server.log_level_for(self.connection)
         if threshold is None or _RANK[level] < _RANK[threshold]:
             return
         params: dict[str, Any] = {"level": level, "data": data}

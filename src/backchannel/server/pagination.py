@@ -35,9 +35,7 @@ def _decode(kind: str, cursor: Any) -> int:
     return offset
 
 
-def paginate(
-    kind: str, items: Sequence[T], cursor: Any, page_size: int | None
-) -> tuple[Sequence[T], str | None]:
+def paginate(kind: str, items: Sequence[T], cursor: Any, page_size: int | None) -> tuple[Sequence[T], str | None]:
     """One page of ``items`` after ``cursor`` and the cursor of the next page (None at the end)."""
     start = 0 if cursor is None else _decode(kind, cursor)
     if page_size is None:

@@ -51,9 +51,7 @@ class RegisteredResource(_Described):
     context_parameter: str | None = None
 
     def __post_init__(self) -> None:
-        self.definition = self._describe(
-            "uri", self.uri, {"size": self.size} if self.size is not None else {}
-        )
+        self.definition = self._describe("uri", self.uri, {"size": self.size} if self.size is not None else {})
 
 
 @dataclass(slots=True)
@@ -96,9 +94,7 @@ def build_resource(
     if not template.variables:
         if parameters.input_schema.get("required"):
             raise TypeError(f"resource {uri!r}: a static resource's function cannot take required arguments")
-        return RegisteredResource(
-            **common, uri=uri, size=size, context_parameter=parameters.context_parameter
-        )
+        return RegisteredResource(**common, uri=uri, size=size, context_parameter=parameters.context_parameter)
     missing = set(parameters.input_schema.get("required", ())) - set(template.variables)
     unknown = set(template.variables) - declared
     if missing or unknown:

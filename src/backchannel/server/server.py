@@ -22,7 +22,7 @@ from ..runtime.connection import Connection
 from ..transports.base import Transport
 from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ..types.methods import methods_for
-from ..types.versions import VERSIONS, newer_first
+from ..types.versions import VERSIONS, Era, newer_first
 from .context import LOG_LEVELS, Context
 from .pagination import paginate
 from .prompts import RegisteredPrompt
@@ -48,7 +48,8 @@ class Server:
     ``log_level`` is the level used for a handshake-era session until the
     client sets one (None: send no log messages until asked).
     ``cache_ttl_ms`` and ``cache_scope`` are the caching hints stateless-era
-    list results and ``server/discover`` carry.
+    list results and ``server/discover`` carry. ``finish_grace`` is how long
+    handlers still running may take to answer once the client's input ends.
     """
 
     def __init__(
@@ -64,7 +65,10 @@ class Server:
         cache_ttl_ms: int = 60_000,
         cache_scope: str = "private",
         versions: tuple[str, ...] = VERSIONS,
+        finish_grace: float = 2.0,
     ) -> None:
+        if page_size is not None and page_size < 1:
+            raise ValueError(f"page_size must be a positive number of items or None, not {page_size!r}")
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {log_level!r}")
         self.name = name
@@ -80,14 +84,13 @@ class Server:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.versions = versions
+        self.finish_grace = finish_grace
         self._tools: dict[str, RegisteredTool] = {}
         self._prompts: dict[str, RegisteredPrompt] = {}
         self._resources: dict[str, RegisteredResource] = {}
         self._templates: list[RegisteredTemplate] = []
         self._connections: weakref.WeakKeyDictionary[Connection, _PerConnection] = weakref.WeakKeyDictionary()
-        self._allowed = {
-            v: frozenset(spec.method for spec in methods_for(v, "client", "request")) for v in versions
-        }
+        self._allowed = {v: frozenset(spec.method for spec in methods_for(v, "client", "request")) for v in versions}
         self._routes: dict[str, Route] = {
             "initialize": self._initialize,
             "ping": self._ping,
@@ -240,15 +243,21 @@ class Server:
             self._templates = [t for t in self._templates if str(t.template) != uri]
         self._list_changed("notifications/resources/list_changed")
 
-    def capabilities(self) -> dict[str, Any]:
-        """What this server declares: each feature that has something registered."""
+    def capabilities(self, era: Era = "legacy") -> dict[str, Any]:
+        """What this server declares: each feature that has something registered.
+
+        ``listChanged`` and ``subscribe`` go only to handshake-era clients: in the
+        stateless era they would advertise ``subscriptions/listen``, which this
+        server does not offer yet.
+        """
+        legacy = era == "legacy"
         capabilities: dict[str, Any] = {"logging": {}}
         if self._tools:
-            capabilities["tools"] = {"listChanged": True}
+            capabilities["tools"] = {"listChanged": True} if legacy else {}
         if self._prompts:
-            capabilities["prompts"] = {"listChanged": True}
+            capabilities["prompts"] = {"listChanged": True} if legacy else {}
         if self._resources or self._templates:
-            capabilities["resources"] = {"subscribe": True, "listChanged": True}
+            capabilities["resources"] = {"subscribe": True, "listChanged": True} if legacy else {}
         return capabilities
 
     # --------------------------------------------------------- notifying
@@ -285,7 +294,7 @@ class Server:
     def connect(self, transport: Transport) -> Connection:
         """A connection serving this server over ``transport``; ``await connection.run()``."""
         session = Session(SessionConfig("server", info=self.info, versions=self.versions))
-        connection = Connection(session, transport, self)
+        connection = Connection(session, transport, self, finish_grace=self.finish_grace)
         self._connections[connection] = _PerConnection(self.default_log_level)
         return connection
 
@@ -327,7 +336,7 @@ class Server:
     async def _discover(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         result: dict[str, Any] = {
             "supportedVersions": newer_first(self.versions),
-            "capabilities": self.capabilities(),
+            "capabilities": self.capabilities("modern"),
             **self._cache_hints(request),
         }
         if self.instructions:
@@ -432,9 +441,7 @@ class Server:
     async def _set_level(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         level = request.params.get("level")
         if level not in LOG_LEVELS:
-            raise InvalidParams(
-                f"logging/setLevel: level must be one of {', '.join(LOG_LEVELS)}; got {level!r}"
-            )
+            raise InvalidParams(f"logging/setLevel: level must be one of {', '.join(LOG_LEVELS)}; got {level!r}")
         self._connections[connection].log_level = level
         return {}
 

@@ -236,9 +236,7 @@ def derive_parameters(
         ) from exc
     schema: dict[str, Any] = {"type": "object", "properties": raw.get("properties", {})}
     schema |= {key: raw[key] for key in ("required", "$defs") if raw.get(key)}
-    return ParameterSet(
-        schema, context_parameter, model, tuple(mapping), label, what in ("prompt", "resource")
-    )
+    return ParameterSet(schema, context_parameter, model, tuple(mapping), label, what in ("prompt", "resource"))
 
 
 def derive_arguments_for_prompt(

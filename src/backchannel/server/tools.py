@@ -19,7 +19,7 @@ from .signature import OutputShape, ParameterSet, derive_output, derive_paramete
 
 # SEP-986: 1-128 characters from this set.
 _encode_json = msgspec.json.encode
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-/]{1,128}$")
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
 
 @dataclass(slots=True)
@@ -53,7 +53,7 @@ class RegisteredTool:
         name = name or fn.__name__
         if not _TOOL_NAME.match(name):
             raise ValueError(
-                f"tool name {name!r} is not valid: use 1-128 letters, digits, '_', '-', '.' or '/' (SEP-986)"
+                f"tool name {name!r} is not valid: use 1-128 ASCII letters, digits, '_', '-' or '.' (SEP-986)"
             )
         parameters = derive_parameters(fn, context_type=context_type, name=name)
         output = (
@@ -62,9 +62,7 @@ class RegisteredTool:
             else derive_output(fn, name=name, content_types=_content_types())
         )
         if structured_output and output.output_schema is None:
-            raise TypeError(
-                f"tool {name!r}: structured_output=True needs a return annotation that has a schema"
-            )
+            raise TypeError(f"tool {name!r}: structured_output=True needs a return annotation that has a schema")
         tool = cls(
             name=name,
             fn=fn,

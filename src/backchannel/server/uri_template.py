@@ -123,9 +123,7 @@ def _parse(template: str) -> list[str | _Expression]:
 def _parse_expression(template: str, position: int, body: str) -> _Expression:
     operator = body[:1] if body[:1] in _OPERATORS or body[:1] in _FUTURE_OPERATORS else ""
     if operator in _FUTURE_OPERATORS:
-        raise ValueError(
-            f"reserved operator {operator!r} at position {position + 1} in URI template {template!r}"
-        )
+        raise ValueError(f"reserved operator {operator!r} at position {position + 1} in URI template {template!r}")
     variables: list[_Var] = []
     offset = position + 1 + len(operator)
     for spec in body[len(operator) :].split(","):
@@ -212,9 +210,7 @@ class UriTemplate:
 
     def expand(self, values: Mapping[str, Any]) -> str:
         """The URI for ``values``; missing or ``None`` variables are left out, per the RFC."""
-        return "".join(
-            _encode(part, True) if isinstance(part, str) else _expand(part, values) for part in self._parts
-        )
+        return "".join(_encode(part, True) if isinstance(part, str) else _expand(part, values) for part in self._parts)
 
     def match(self, uri: str) -> dict[str, str | list[str]] | None:
         """The variables of ``uri`` if it fits this template, else None.

@@ -21,9 +21,7 @@ _decode = msgspec.json.decode
 
 
 class MemoryTransport(Transport):
-    def __init__(
-        self, inbox: asyncio.Queue[list[Any] | None], outbox: asyncio.Queue[list[Any] | None]
-    ) -> None:
+    def __init__(self, inbox: asyncio.Queue[list[Any] | None], outbox: asyncio.Queue[list[Any] | None]) -> None:
         self._inbox = inbox
         self._outbox = outbox
         self._closed = False

@@ -18,9 +18,7 @@ from typing import Any, Literal, TypeAlias
 from .base import NotificationParams, RequestParams
 
 #: RFC 5424 severities.
-LoggingLevel: TypeAlias = Literal[
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
-]
+LoggingLevel: TypeAlias = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 #: The levels from least to most severe; compare by index.
 LOGGING_LEVELS: tuple[LoggingLevel, ...] = (
