@@ -185,9 +185,7 @@ def test_round_trip_whatever_the_chunking(messages: list[Any], cuts: list[int]) 
 @pytest.mark.parametrize("limit", [1, 10, 100])
 @given(data=st.data())
 def test_every_line_yields_exactly_one_item(limit: int, data: st.DataObject) -> None:
-    lines = data.draw(
-        st.lists(st.binary(max_size=150).filter(lambda b: b"\n" not in b and b.strip()), max_size=6)
-    )
+    lines = data.draw(st.lists(st.binary(max_size=150).filter(lambda b: b"\n" not in b and b.strip()), max_size=6))
     stream = b"".join(line + b"\n" for line in lines)
     cut = data.draw(st.integers(0, len(stream)))
     items = feed_all(LineDecoder(max_line_bytes=limit), stream[:cut], stream[cut:])

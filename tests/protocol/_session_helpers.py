@@ -34,9 +34,7 @@ def deliver(sender: Session, receiver: Session) -> list[Event]:
     return events
 
 
-def initialize_params(
-    version: str = "2025-11-25", capabilities: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def initialize_params(version: str = "2025-11-25", capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "protocolVersion": version,
         "capabilities": capabilities if capabilities is not None else {},
@@ -48,9 +46,7 @@ def initialize_result(version: str) -> dict[str, Any]:
     return {"protocolVersion": version, "capabilities": SERVER_CAPS, "serverInfo": SERVER_INFO}
 
 
-def handshake(
-    client_caps: dict[str, Any] | None = None, version: str = "2025-11-25"
-) -> tuple[Session, Session]:
+def handshake(client_caps: dict[str, Any] | None = None, version: str = "2025-11-25") -> tuple[Session, Session]:
     """A client and a server that finished ``initialize``; both queues are empty."""
     client, server = client_session(client_caps), server_session()
     client.send_request("initialize", initialize_params(version, client_caps))
@@ -80,6 +76,4 @@ def request(request_id: Any, method: str, params: Any = None) -> dict[str, Any]:
 
 
 def tables_empty(session: Session) -> bool:
-    return (
-        session.pending_inbound == 0 and session.pending_outbound == 0 and session.active_progress_tokens == 0
-    )
+    return session.pending_inbound == 0 and session.pending_outbound == 0 and session.active_progress_tokens == 0

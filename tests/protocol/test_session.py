@@ -18,7 +18,6 @@ from _session_helpers import (
     request,
     server_session,
     tables_empty,
-    wire,
 )
 
 from backchannel.protocol.events import (
@@ -99,9 +98,7 @@ def test_handshake_lc02_lc03_lc04() -> None:
     assert (client.protocol_version, client.era) == ("2025-11-25", "legacy")
     assert client.outgoing() == [INITIALIZED]
 
-    assert server.receive_message(INITIALIZED) == [
-        HandshakeCompleted("2025-11-25", CLIENT_INFO, {"roots": {}})
-    ]
+    assert server.receive_message(INITIALIZED) == [HandshakeCompleted("2025-11-25", CLIENT_INFO, {"roots": {}})]
     assert server.state is SessionState.READY
     assert tables_empty(client) and tables_empty(server)
 
@@ -222,9 +219,7 @@ def test_request_before_initialize_is_refused_with_the_fix_lc01() -> None:
 def test_ping_before_initialize_lc05() -> None:
     """LC-05: ping is allowed before the handshake, both ways."""
     server = server_session()
-    assert server.receive_message(request("p", "ping")) == [
-        RequestReceived("p", "ping", {}, "legacy", None, {}, {})
-    ]
+    assert server.receive_message(request("p", "ping")) == [RequestReceived("p", "ping", {}, "legacy", None, {}, {})]
     assert server.send_result("p", {}) is True
     assert server.outgoing() == [{"jsonrpc": "2.0", "id": "p", "result": {}}]
     assert server.state is SessionState.NEW
@@ -391,9 +386,7 @@ def test_stateless_request_is_served_without_handshake() -> None:
     meta = modern_meta(capabilities={"elicitation": {}}, progressToken="t")
     params = {"cursor": "c", "_meta": meta}
     assert server.receive_message(request(1, "tools/list", params)) == [
-        RequestReceived(
-            1, "tools/list", params, "modern", "2026-07-28", {"elicitation": {}}, CLIENT_INFO, None
-        )
+        RequestReceived(1, "tools/list", params, "modern", "2026-07-28", {"elicitation": {}}, CLIENT_INFO, None)
     ]
     assert server.state is SessionState.NEW
     assert server.send_result(1, {"tools": []}) is True
@@ -438,9 +431,7 @@ def test_stateless_request_after_a_handshake_leaves_the_session_ready() -> None:
         ),
     ],
 )
-def test_stateless_results_carry_result_type_and_server_info(
-    result: dict[str, Any], expected: dict[str, Any]
-) -> None:
+def test_stateless_results_carry_result_type_and_server_info(result: dict[str, Any], expected: dict[str, Any]) -> None:
     server = server_session()
     server.receive_message(request(1, "tools/call", {"_meta": modern_meta(capabilities={})}))
     server.send_result(1, result)
@@ -519,9 +510,7 @@ def test_resource_not_found_code_per_era() -> None:
     """-32002 is reserved in the stateless era: resource-not-found goes out as -32602 there."""
     server = serving_server()
     server.receive_message(request(1, "resources/read", {"uri": "file:///x"}))
-    server.receive_message(
-        request(2, "resources/read", {"uri": "file:///x", "_meta": modern_meta(capabilities={})})
-    )
+    server.receive_message(request(2, "resources/read", {"uri": "file:///x", "_meta": modern_meta(capabilities={})}))
     server.send_error(1, ResourceNotFound("file:///x"))
     server.send_error(2, ResourceNotFound("file:///x"))
     body = {"message": "Resource not found: file:///x", "data": {"uri": "file:///x"}}
@@ -681,9 +670,7 @@ def client_with_progress_request(token: Any = "t1") -> tuple[Session, int | str]
 
 def test_client_reports_progress_for_its_active_tokens_pg08() -> None:
     client, rid = client_with_progress_request("t1")
-    assert client.receive_message(progress_note("t1", 0.5, 4, "half")) == [
-        ProgressReceived(rid, "t1", 0.5, 4, "half")
-    ]
+    assert client.receive_message(progress_note("t1", 0.5, 4, "half")) == [ProgressReceived(rid, "t1", 0.5, 4, "half")]
     assert client.receive_message(progress_note("other", 1)) == []
     assert client.receive_message(progress_note(1, 1)) == []  # int 1 is not "t1", nor "1"
     assert client.receive_message(progress_note("t1", "2")) == []  # not a number
@@ -771,10 +758,7 @@ def test_second_cancellation_is_ignored() -> None:
 )
 def test_invalid_cancellations_are_ignored_cn11_cn16(params: dict[str, Any]) -> None:
     server = server_with_request(None, request_id=1)
-    assert (
-        server.receive_message({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
-        == []
-    )
+    assert server.receive_message({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}) == []
     assert server.outgoing() == []
     assert server.send_result(1, {}) is True  # request 1 is untouched
 
@@ -889,9 +873,7 @@ def test_server_sends_nothing_the_client_did_not_declare_lc21(
         ({}, "ping", {}),
     ],
 )
-def test_server_sends_what_the_client_declared(
-    caps: dict[str, Any], method: str, params: dict[str, Any]
-) -> None:
+def test_server_sends_what_the_client_declared(caps: dict[str, Any], method: str, params: dict[str, Any]) -> None:
     _, server = handshake(caps)
     rid = server.send_request(method, params)
     assert server.outgoing() == [{"jsonrpc": "2.0", "id": rid, "method": method, "params": params}]
@@ -976,7 +958,3 @@ def test_no_leaks_after_a_thousand_requests() -> None:
             assert [type(e) for e in deliver(server, client)] == [ErrorReceived]
         assert client.outgoing() == [] and server.outgoing() == []
     assert tables_empty(client) and tables_empty(server)
-
-
-def test_wire_helper_turns_intents_into_notifications() -> None:
-    assert wire([CancelIntent(1), {"a": 1}]) == [CancelIntent(1).as_notification(), {"a": 1}]

@@ -216,9 +216,7 @@ def observe_inbound(server: Session, rid: Any) -> InboundState | None:
     return InboundState.CANCELLED
 
 
-@pytest.mark.parametrize(
-    ("state", "action"), list(itertools.product(InboundState, InboundInput)), ids=lambda v: v.name
-)
+@pytest.mark.parametrize(("state", "action"), list(itertools.product(InboundState, InboundInput)), ids=lambda v: v.name)
 @settings(max_examples=5, deadline=None)
 @given(rid=request_ids)
 def test_every_inbound_pair_follows_the_table(state: InboundState, action: InboundInput, rid: Any) -> None:
@@ -439,17 +437,23 @@ class BackToBack(RuleBasedStateMachine):
 
     @rule(method=st.sampled_from(["ping", "roots/list", "elicitation/create"]))
     def server_sends_request(self, method: str) -> None:
-        params = (
-            {"message": "?", "requestedSchema": {"type": "object"}} if method == "elicitation/create" else {}
-        )
+        params = {"message": "?", "requestedSchema": {"type": "object"}} if method == "elicitation/create" else {}
         self.server_waiting.add(self.server.send_request(method, params))
         self.pump()
 
     @rule(count=st.integers(1, 4))
     def deliver_to_server(self, count: int) -> None:
         for _ in range(min(count, len(self.to_server))):
-            for event in self.server.receive_message(self.to_server.popleft()):
+            message = self.to_server.popleft()
+            events = self.server.receive_message(message)
+            for event in events:
                 self.on_server_event(event)
+            if message.get("method") == "notifications/cancelled":
+                # CN-08: a cancellation of a request still being served reaches the handler.
+                rid = message["params"]["requestId"]
+                served = self.server_serving.get(rid)
+                still_served = served is not None and rid not in self.answered_by_server
+                assert (events == [CancelRequested(rid, message["params"].get("reason"))]) is still_served
         self.pump()
 
     @rule(count=st.integers(1, 4))

@@ -111,6 +111,7 @@ class _Outbound:
     state: OutboundState = OutboundState.SENT
     token: int | str | None = None
     last_progress: float | None = None
+    related: RequestId | None = None  # the peer's request this one was sent on behalf of
 
 
 def _valid_id(value: object) -> bool:
@@ -143,6 +144,8 @@ class Session:
         self.peer_capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
         self._out: list[Outgoing] = []
+        #: For each item of ``_out``, the peer's request it belongs to (HTTP routes by it).
+        self._related: list[RequestId | None] = []
         self._inbound: dict[RequestId, _Inbound] = {}
         self._outbound: dict[RequestId, _Outbound] = {}
         self._abandoned: OrderedDict[RequestId, None] = OrderedDict()
@@ -398,7 +401,7 @@ class Session:
         self.peer_capabilities = capabilities if type(capabilities) is dict else {}
         self.peer_info = info if type(info) is dict else {}
         self.instructions = instructions if isinstance(instructions, str) else None
-        self._out.append({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self._emit({"jsonrpc": "2.0", "method": "notifications/initialized"}, None)
         return [
             ResponseReceived(request_id, "initialize", result),
             HandshakeCompleted(version, self.peer_info, self.peer_capabilities, self.instructions),
@@ -440,11 +443,18 @@ class Session:
         }
 
     def send_request(
-        self, method: str, params: dict[str, Any] | None = None, *, modern_version: str | None = None
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        modern_version: str | None = None,
+        related: RequestId | None = None,
     ) -> RequestId:
         """Queue a request and return its id; await the matching ``ResponseReceived``
         or ``ErrorReceived``. A client in the stateless era (or one that passes
-        ``modern_version``, as the discovery probe does) gets the ``_meta`` envelope added."""
+        ``modern_version``, as the discovery probe does) gets the ``_meta`` envelope added.
+        ``related`` names the peer's request this one serves (a server asking the user
+        mid-tool-call), so HTTP can send it on that request's stream."""
         params = {} if params is None else params
         modern = modern_version is not None or (self.era == "modern" and method != "initialize")
         # Check the token before any state moves: a refused request must leave no trace.
@@ -473,10 +483,10 @@ class Session:
                 self._check_peer_declared(method, params)
         self._next_id += 1
         request_id = self._next_id
-        self._outbound[request_id] = _Outbound(method, token=token)
+        self._outbound[request_id] = _Outbound(method, token=token, related=related)
         if token is not None:
             self._tokens[token] = request_id
-        self._out.append({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        self._emit({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, related)
         return request_id
 
     def _check_peer_declared(self, method: str, params: dict[str, Any]) -> None:
@@ -488,14 +498,16 @@ class Session:
             if method == "sampling/createMessage" and params.get("tools"):
                 require(self.peer_capabilities, "sampling.tools")
 
-    def send_notification(self, method: str, params: dict[str, Any] | None = None) -> None:
+    def send_notification(
+        self, method: str, params: dict[str, Any] | None = None, *, related: RequestId | None = None
+    ) -> None:
         """Queue a notification; drain ``outgoing()``."""
         if self.state is SessionState.CLOSED:
             raise LocalProtocolError("the session is closed")
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        self._out.append(message)
+        self._emit(message, related)
 
     def send_result(self, request_id: RequestId, result: dict[str, Any]) -> bool:
         """Answer the peer's request. Returns False when the answer was dropped
@@ -511,7 +523,7 @@ class Session:
             result = {k: v for k, v in result.items() if k != "resultType"}
         if record.method == "initialize":
             self._move(SessionInput.SEND_INITIALIZE_RESULT)
-        self._out.append({"jsonrpc": "2.0", "id": request_id, "result": result})
+        self._emit({"jsonrpc": "2.0", "id": request_id, "result": result}, request_id)
         return True
 
     def send_error(self, request_id: RequestId, error: MCPError) -> bool:
@@ -528,7 +540,7 @@ class Session:
         if record.era == "modern" and error.code == RESOURCE_NOT_FOUND:
             body = error.to_error()
             body["code"] = INVALID_PARAMS
-            self._out.append({"jsonrpc": "2.0", "id": request_id, "error": body})
+            self._emit({"jsonrpc": "2.0", "id": request_id, "error": body}, request_id)
             return True
         self._queue_error(request_id, error)
         return True
@@ -568,7 +580,7 @@ class Session:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        self._out.append({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+        self._emit({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}, request_id)
         return True
 
     def cancel(self, request_id: RequestId, reason: str | None = None) -> CancelIntent | None:
@@ -591,7 +603,7 @@ class Session:
         if len(self._abandoned) > _ABANDONED_MEMORY:
             self._abandoned.popitem(last=False)
         intent = CancelIntent(request_id, reason)
-        self._out.append(intent)
+        self._emit(intent, record.related)
         return intent
 
     def forget(self, request_id: RequestId) -> None:
@@ -607,10 +619,22 @@ class Session:
         """Take everything queued to send, in order. Write dicts as JSON-RPC
         messages; express each ``CancelIntent`` the transport's way."""
         out, self._out = self._out, []
+        self._related = []
         return out
 
+    def outgoing_routed(self) -> list[tuple[Outgoing, RequestId | None]]:
+        """Like ``outgoing()``, with the id of the peer's request each item belongs to
+        (None for items tied to no request), for transports that route by request."""
+        routed = list(zip(self._out, self._related, strict=True))
+        self._out, self._related = [], []
+        return routed
+
     def _queue_error(self, request_id: RequestId | None, error: MCPError) -> None:
-        self._out.append({"jsonrpc": "2.0", "id": request_id, "error": error.to_error()})
+        self._emit({"jsonrpc": "2.0", "id": request_id, "error": error.to_error()}, request_id)
+
+    def _emit(self, item: Outgoing, related: RequestId | None) -> None:
+        self._out.append(item)
+        self._related.append(related)
 
 
 def _id_or_none(message: dict[str, Any]) -> RequestId | None:

@@ -59,9 +59,7 @@ class Handler(Protocol):
 class Connection:
     """Drives one ``Session`` over one ``Transport``; ``run()`` until the peer goes away."""
 
-    def __init__(
-        self, session: Session, transport: Transport, handler: Handler, *, finish_grace: float = 0.0
-    ) -> None:
+    def __init__(self, session: Session, transport: Transport, handler: Handler, *, finish_grace: float = 0.0) -> None:
         #: After the peer's input ends, how long handlers still running may take to answer.
         #: A server gives them a moment (``printf request | server`` expects its answer);
         #: a client gives none: a server that stopped talking will not answer.
@@ -191,6 +189,7 @@ class Connection:
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         modern_version: str | None = None,
+        related: RequestId | None = None,
     ) -> dict[str, Any]:
         """Send a request and wait for its result.
 
@@ -204,7 +203,7 @@ class Connection:
         if on_progress is not None:
             params = dict(params or {})
             params["_meta"] = {**params.get("_meta", {}), M.PROGRESS_TOKEN: next(self._tokens)}
-        request_id = self.session.send_request(method, params, modern_version=modern_version)
+        request_id = self.session.send_request(method, params, modern_version=modern_version, related=related)
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiters[request_id] = waiter
         if on_progress is not None:
@@ -232,10 +231,18 @@ class Connection:
             self._waiters.pop(request_id, None)
             self._progress.pop(request_id, None)
 
-    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """Send a notification now (it is written before this returns)."""
-        self.session.send_notification(method, params)
+    def notify(self, method: str, params: dict[str, Any] | None = None, *, related: RequestId | None = None) -> None:
+        """Send a notification now (it is written before this returns). ``related`` names
+        the peer's request it belongs to, so HTTP sends it on that request's stream."""
+        self.session.send_notification(method, params, related=related)
         self._flush()
+
+    def abort(self, request_id: RequestId, reason: str = "the peer went away") -> None:
+        """Stop the handler of the peer's request; no answer will be sent (a closed
+        stateless-era HTTP stream is such a cancellation)."""
+        task = self._tasks.get(request_id)
+        if task is not None:
+            task.cancel(reason)
 
     def report_progress(
         self, request_id: RequestId, progress: float, total: float | None = None, message: str | None = None
@@ -248,6 +255,14 @@ class Connection:
 
     def _flush(self) -> None:
         self._flush_scheduled = False
+        if self.transport.routes_by_request:
+            routed = self.session.outgoing_routed()
+            if routed and not self.closed.is_set():
+                try:
+                    self.transport.write_routed(routed)
+                except ConnectionClosed as exc:
+                    logger.debug("dropping %d outgoing messages: %s", len(routed), exc)
+            return
         items = self.session.outgoing()
         if items and not self.closed.is_set():
             try:

@@ -90,7 +90,7 @@ class Context:
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        self.connection.notify("notifications/message", params)
+        self.connection.notify("notifications/message", params, related=self.request.id)
 
     async def debug(self, data: Any, logger: str | None = None) -> None:
         await self.log("debug", data, logger)

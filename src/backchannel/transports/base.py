@@ -13,7 +13,7 @@ __all__ = ["Transport", "TransportBroken", "TransportClosed", "wire_messages"]
 import abc
 from typing import Any
 
-from ..protocol.events import CancelIntent, Outgoing
+from ..protocol.events import CancelIntent, Outgoing, RequestId
 from ..types.errors import ConnectionClosed
 
 
@@ -26,6 +26,10 @@ class TransportBroken(ConnectionClosed):
 
 
 class Transport(abc.ABC):
+    #: True for transports that send each message where its request lives (HTTP):
+    #: the runtime then calls ``write_routed`` with the peer's request id per item.
+    routes_by_request: bool = False
+
     @abc.abstractmethod
     async def receive(self) -> list[Any] | None:
         """The next inbound batch, or None at end of stream."""
@@ -36,6 +40,10 @@ class Transport(abc.ABC):
 
         Raises ``TransportBroken`` when the peer is gone.
         """
+
+    def write_routed(self, items: list[tuple[Outgoing, RequestId | None]]) -> None:
+        """Queue messages, each with the id of the peer's request it belongs to (or None)."""
+        self.write([item for item, _ in items])
 
     async def drain(self) -> None:  # noqa: B027 - most transports have nothing to wait for
         """Wait until queued output is small enough to accept more input (backpressure)."""
