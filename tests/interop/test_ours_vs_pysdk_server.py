@@ -145,9 +145,7 @@ def test_prompts(run: dict[str, Any]) -> None:
 
 
 def test_resources(run: dict[str, Any]) -> None:
-    assert [(r.uri, r.name, r.mime_type) for r in ok(run, "resources")] == [
-        ("res://hello", "hello", "text/plain")
-    ]
+    assert [(r.uri, r.name, r.mime_type) for r in ok(run, "resources")] == [("res://hello", "hello", "text/plain")]
     assert [(t.uri_template, t.name) for t in ok(run, "templates")] == [("res://items/{id}", "item")]
 
 

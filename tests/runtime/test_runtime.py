@@ -75,9 +75,7 @@ class Recording(Transport):
         raise AssertionError(f"the server never received tools/call {tool} {key}")
 
     def cancellations(self) -> list[int | str]:
-        return [
-            m["params"]["requestId"] for m in self.received if m.get("method") == "notifications/cancelled"
-        ]
+        return [m["params"]["requestId"] for m in self.received if m.get("method") == "notifications/cancelled"]
 
     def answers_to(self, request_id: int | str) -> list[dict[str, Any]]:
         return [m for m in self.written if "method" not in m and m.get("id") == request_id]

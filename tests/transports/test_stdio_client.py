@@ -68,9 +68,7 @@ def test_child_stderr_passes_through(tmp_path: Path) -> None:
         asyncio.run(main())
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=BOUND, cwd=tmp_path
-    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=BOUND, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "client done" in done.stdout
     assert "marker from the child 7f3a" in done.stderr.splitlines()
@@ -139,9 +137,7 @@ def test_the_child_dying_fails_every_pending_request_at_once() -> None:
     async def main() -> None:
         async with Client.stdio(sys.executable, [FIXTURE]) as client:
             started = asyncio.Event()
-            slow = asyncio.create_task(
-                client.call_tool("slow", {"seconds": 30}, on_progress=lambda _: started.set())
-            )
+            slow = asyncio.create_task(client.call_tool("slow", {"seconds": 30}, on_progress=lambda _: started.set()))
             await started.wait()  # the slow call is in flight: its handler reported progress
             with pytest.raises(ConnectionClosed) as died:
                 await client.call_tool("die")

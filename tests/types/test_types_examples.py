@@ -140,9 +140,7 @@ def same_json(a: Any, b: Any) -> bool:
         return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
-    return bool(type(a) is type(b) and a == b) or (
-        isinstance(a, int | float) and isinstance(b, int | float) and a == b
-    )
+    return bool(type(a) is type(b) and a == b) or (isinstance(a, int | float) and isinstance(b, int | float) and a == b)
 
 
 def round_trip(value: Any, typ: Any) -> Any:

@@ -270,9 +270,7 @@ def test_unknown_fields_are_accepted_and_unknown_tags_rejected() -> None:
     with pytest.raises(msgspec.ValidationError, match="video"):
         msgspec.convert({"type": "video", "data": "x"}, T.ContentBlock)
     with pytest.raises(msgspec.ValidationError):
-        msgspec.convert(
-            {"content": [{"type": "tool_use", "id": "1", "name": "n", "input": {}}]}, T.CallToolResult
-        )
+        msgspec.convert({"content": [{"type": "tool_use", "id": "1", "name": "n", "input": {}}]}, T.CallToolResult)
 
 
 def test_sampling_with_tools_and_task() -> None:
@@ -283,9 +281,7 @@ def test_sampling_with_tools_and_task() -> None:
             {"role": "user", "content": {"type": "text", "text": "weather?"}},
             {
                 "role": "assistant",
-                "content": [
-                    {"type": "tool_use", "id": "c1", "name": "get_weather", "input": {"city": "Paris"}}
-                ],
+                "content": [{"type": "tool_use", "id": "c1", "name": "get_weather", "input": {"city": "Paris"}}],
             },
             {
                 "role": "user",

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 __all__ = ["Role", "Session", "SessionConfig"]
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any, Literal
 
 from ..types import meta as M
@@ -43,6 +41,7 @@ from ..types.versions import (
     newer_first,
 )
 from .capabilities import require
+from .envelope import legacy_result, modern_meta, read_modern_meta, stamp_modern_result
 from .events import (
     CancelIntent,
     CancelRequested,
@@ -77,8 +76,6 @@ _NEEDS_CAPABILITY = {
     "sampling/createMessage": "sampling",
     "roots/list": "roots",
 }
-_LOG_LEVELS = frozenset(("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"))
-_ABANDONED_MEMORY = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +145,6 @@ class Session:
         self._related: list[RequestId | None] = []
         self._inbound: dict[RequestId, _Inbound] = {}
         self._outbound: dict[RequestId, _Outbound] = {}
-        self._abandoned: OrderedDict[RequestId, None] = OrderedDict()
         self._tokens: dict[int | str, RequestId] = {}
         self._next_id = 0
 
@@ -290,20 +286,18 @@ class Session:
     ) -> RequestReceived:
         if self.role != "server":
             raise InvalidRequest("servers of the stateless era send no requests")
-        version = meta[M.PROTOCOL_VERSION]
-        if version not in self.config.versions or era_of(version) != "modern":
-            raise UnsupportedProtocolVersion(version, newer_first(self.config.versions))
-        capabilities = meta.get(M.CLIENT_CAPABILITIES)
-        if type(capabilities) is not dict:
-            raise InvalidParams(f"params._meta[{M.CLIENT_CAPABILITIES!r}] is required and must be an object")
-        client_info = meta.get(M.CLIENT_INFO)
-        if client_info is not None and type(client_info) is not dict:
-            raise InvalidParams(f"params._meta[{M.CLIENT_INFO!r}] must be an object")
-        level = meta.get(M.LOG_LEVEL)
-        if level is not None and level not in _LOG_LEVELS:
-            raise InvalidParams(f"params._meta[{M.LOG_LEVEL!r}] is not a logging level: {level!r}")
+        envelope = read_modern_meta(meta, self.config.versions)
         self._move(SessionInput.RECV_MODERN_REQUEST)
-        return RequestReceived(request_id, method, params, "modern", version, capabilities, client_info, level)
+        return RequestReceived(
+            request_id,
+            method,
+            params,
+            "modern",
+            envelope.version,
+            envelope.client_capabilities,
+            envelope.client_info,
+            envelope.log_level,
+        )
 
     def _receive_notification(self, method: str, params: dict[str, Any]) -> list[Event]:
         if method == "notifications/cancelled":
@@ -311,9 +305,9 @@ class Session:
         if method == "notifications/progress":
             return self._receive_progress(params)
         if method == "notifications/initialized":
-            # Before our initialize result went out, `initialized` is premature: ignore it.
-            answered = all(r.method != "initialize" for r in self._inbound.values())
-            if self.role == "server" and self.state is SessionState.INITIALIZING and answered:
+            # A client that pipelines `initialized` right behind `initialize` is early, not wrong:
+            # the handshake completes, and the initialize result still goes out (READY allows it).
+            if self.role == "server" and self.state in (SessionState.INITIALIZING, SessionState.CLOSING):
                 self._move(SessionInput.RECV_INITIALIZED)
                 return [
                     HandshakeCompleted(
@@ -364,10 +358,7 @@ class Session:
         request_id = message["id"]
         record = self._outbound.pop(request_id, None) if _valid_id(request_id) else None
         if record is None:
-            # A late answer to a request we abandoned, or a stray: nothing to do either way.
-            if _valid_id(request_id):
-                self._abandoned.pop(request_id, None)
-            return []
+            return []  # a late answer to a request we abandoned, or a stray: nothing to do either way
         record.state = OUTBOUND_TRANSITIONS[record.state, OutboundInput.RECV_RESPONSE]
         if record.token is not None:
             self._tokens.pop(record.token, None)
@@ -389,7 +380,7 @@ class Session:
         version = result.get("protocolVersion")
         if version not in self.config.legacy_versions:
             self._move(SessionInput.RECV_INITIALIZE_ERROR)
-            error = UnsupportedProtocolVersion(version, list(self.config.legacy_versions))
+            error = UnsupportedProtocolVersion(version, newer_first(self.config.legacy_versions))
             error.message = f"the server offered protocol version {version!r}, which this client does not speak"
             return [ErrorReceived(request_id, "initialize", error)]
         self._move(SessionInput.RECV_INITIALIZE_RESULT)
@@ -421,7 +412,6 @@ class Session:
         self._outbound.clear()
         self._tokens.clear()
         self._inbound.clear()
-        self._abandoned.clear()
         events.append(PeerClosed(reason, failed))
         return events
 
@@ -436,11 +426,7 @@ class Session:
 
     def modern_meta(self, version: str | None = None) -> dict[str, Any]:
         """The ``_meta`` keys every stateless-era request carries."""
-        return {
-            M.PROTOCOL_VERSION: version or self.modern_version,
-            M.CLIENT_CAPABILITIES: self.config.capabilities,
-            M.CLIENT_INFO: self.config.info,
-        }
+        return modern_meta(version or self.modern_version, self.config.capabilities, self.config.info)
 
     def send_request(
         self,
@@ -515,12 +501,7 @@ class Session:
         record = self._finish_inbound(request_id)
         if record.state is InboundState.CANCELLED:
             return False
-        if record.era == "modern":
-            if "resultType" not in result or M.SERVER_INFO not in result.get("_meta", {}):
-                stamped = {M.SERVER_INFO: self.config.info, **result.get("_meta", {})}
-                result = {"resultType": "complete", **result, "_meta": stamped}
-        elif "resultType" in result:
-            result = {k: v for k, v in result.items() if k != "resultType"}
+        result = stamp_modern_result(result, self.config.info) if record.era == "modern" else legacy_result(result)
         if record.method == "initialize":
             self._move(SessionInput.SEND_INITIALIZE_RESULT)
         self._emit({"jsonrpc": "2.0", "id": request_id, "result": result}, request_id)
@@ -599,9 +580,6 @@ class Session:
         del self._outbound[request_id]
         if record.token is not None:
             self._tokens.pop(record.token, None)
-        self._abandoned[request_id] = None
-        if len(self._abandoned) > _ABANDONED_MEMORY:
-            self._abandoned.popitem(last=False)
         intent = CancelIntent(request_id, reason)
         self._emit(intent, record.related)
         return intent
@@ -640,7 +618,3 @@ class Session:
 def _id_or_none(message: dict[str, Any]) -> RequestId | None:
     request_id = message.get("id")
     return request_id if _valid_id(request_id) else None
-
-
-def _enum_values(enum: type[Enum]) -> list[str]:
-    return [member.value for member in enum]

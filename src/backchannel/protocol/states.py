@@ -72,6 +72,13 @@ class SessionInput(Enum):
 
 S, In = SessionState, SessionInput
 _OPEN = (S.NEW, S.INITIALIZING, S.READY)
+_HANDSHAKE = (
+    In.SEND_INITIALIZE_RESULT,
+    In.SEND_INITIALIZE_ERROR,
+    In.RECV_INITIALIZE_RESULT,
+    In.RECV_INITIALIZE_ERROR,
+    In.RECV_INITIALIZED,
+)
 
 SESSION_TRANSITIONS: dict[tuple[SessionState, SessionInput], SessionState] = {
     (S.NEW, In.SEND_INITIALIZE): S.INITIALIZING,
@@ -96,6 +103,8 @@ SESSION_TRANSITIONS: dict[tuple[SessionState, SessionInput], SessionState] = {
     **{(s, In.SEND_PING): s for s in _OPEN},
     **{(s, In.RECV_PING): s for s in _OPEN},
     **{(s, In.START_CLOSE): S.CLOSING for s in _OPEN},
+    # A handshake already under way when closing starts still finishes on the wire.
+    **{(S.CLOSING, action): S.CLOSING for action in _HANDSHAKE},
     (S.CLOSING, In.START_CLOSE): S.CLOSING,
     **{(s, In.CLOSED): S.CLOSED for s in (*_OPEN, S.CLOSING, S.CLOSED)},
 }

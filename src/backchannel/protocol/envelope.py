@@ -1,0 +1,72 @@
+"""The stateless-era envelope: what every 2026-07-28 request carries and every result gets.
+
+Pure functions over JSON values, used by the session. A request of that era
+names its version, the client's capabilities and (optionally) the client and a
+log level in ``params._meta``; its result carries ``resultType`` and the
+server's identity.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ModernEnvelope", "legacy_result", "modern_meta", "read_modern_meta", "stamp_modern_result"]
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..types import meta as M
+from ..types.errors import InvalidParams, UnsupportedProtocolVersion
+from ..types.versions import era_of, newer_first
+
+LOG_LEVELS = frozenset(("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"))
+
+
+@dataclass(frozen=True, slots=True)
+class ModernEnvelope:
+    version: str
+    client_capabilities: dict[str, Any]
+    client_info: dict[str, Any] | None
+    log_level: str | None
+
+
+def read_modern_meta(meta: dict[str, Any], supported: tuple[str, ...]) -> ModernEnvelope:
+    """Check a stateless-era request's ``_meta``.
+
+    Raises ``UnsupportedProtocolVersion`` (-32022, listing ``supported`` newest
+    first) or ``InvalidParams`` (-32602) naming the key that is missing or wrong.
+    """
+    version = meta[M.PROTOCOL_VERSION]
+    if version not in supported or era_of(version) != "modern":
+        raise UnsupportedProtocolVersion(version, newer_first(supported))
+    capabilities = meta.get(M.CLIENT_CAPABILITIES)
+    if type(capabilities) is not dict:
+        raise InvalidParams(f"params._meta[{M.CLIENT_CAPABILITIES!r}] is required and must be an object")
+    client_info = meta.get(M.CLIENT_INFO)
+    if client_info is not None and type(client_info) is not dict:
+        raise InvalidParams(f"params._meta[{M.CLIENT_INFO!r}] must be an object")
+    level = meta.get(M.LOG_LEVEL)
+    if level is not None and level not in LOG_LEVELS:
+        raise InvalidParams(f"params._meta[{M.LOG_LEVEL!r}] is not a logging level: {level!r}")
+    return ModernEnvelope(version, capabilities, client_info, level)
+
+
+def modern_meta(version: str, capabilities: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+    """The ``_meta`` keys a client puts on every stateless-era request."""
+    return {M.PROTOCOL_VERSION: version, M.CLIENT_CAPABILITIES: capabilities, M.CLIENT_INFO: info}
+
+
+def stamp_modern_result(result: dict[str, Any], server_info: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with ``resultType`` (default ``"complete"``) and the server's identity in ``_meta``.
+
+    A handler's own values win; the input is not modified.
+    """
+    meta = result.get("_meta")
+    if "resultType" in result and meta is not None and M.SERVER_INFO in meta:
+        return result
+    return {"resultType": "complete", **result, "_meta": {M.SERVER_INFO: server_info, **(meta or {})}}
+
+
+def legacy_result(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` without the stateless era's ``resultType``, which older clients do not expect."""
+    if "resultType" not in result:
+        return result
+    return {key: value for key, value in result.items() if key != "resultType"}
