@@ -17,7 +17,6 @@ import pytest
 
 from backchannel.client import Client
 from backchannel.types.content import TextContent
-from backchannel.types.errors import RequestError
 from peers.paths import PYSDK_SERVER, have_pysdk
 
 pytestmark = pytest.mark.interop

@@ -19,6 +19,10 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="serve a Server defined in a Python file or module, on stdio")
     run.add_argument("target", help="path/to/server.py or package.module, optionally with :NAME")
     run.add_argument("--log-level", default="WARNING", help="Python logging level for the server's stderr")
+    run.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    run.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default: loopback only)")
+    run.add_argument("--port", type=int, default=8000, help="HTTP: the port (default 8000)")
+    run.add_argument("--path", default="/mcp", help="HTTP: the endpoint path (default /mcp)")
     return parser
 
 
@@ -28,7 +32,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
         from .loader import load_server
 
-        load_server(args.target).run()
+        server = load_server(args.target)
+        if args.http:
+            server.run_http(args.host, args.port, args.path)
+        else:
+            server.run()
         return 0
     return 2  # pragma: no cover - argparse rejects unknown commands first
 

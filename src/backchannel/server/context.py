@@ -75,6 +75,17 @@ class Context:
         """
         self.connection.report_progress(self.request.id, progress, total, message)
 
+    def close_sse_stream(self) -> bool:
+        """Handshake-era HTTP: end the SSE response carrying this request now.
+
+        The handler goes on; what it sends next is kept, and the client fetches it
+        by reconnecting with ``Last-Event-ID`` (SEP-1699 polling), which frees
+        proxies and load balancers from long-held connections. Returns False where
+        there is no such stream (stdio, the stateless era).
+        """
+        close_stream = getattr(self.connection.transport, "close_stream", None)
+        return bool(close_stream(self.request.id)) if close_stream is not None else False
+
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send a log message to the client, if the client wants this level.
 

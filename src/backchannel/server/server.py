@@ -14,7 +14,7 @@ import inspect
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..protocol.events import NotificationReceived, RequestReceived
 from ..protocol.session import Session, SessionConfig
@@ -28,6 +28,9 @@ from .pagination import paginate
 from .prompts import RegisteredPrompt
 from .resources import RegisteredResource, RegisteredTemplate, build_resource, to_contents
 from .tools import RegisteredTool
+
+if TYPE_CHECKING:
+    from ..transports.http.app import HttpApp
 
 F = TypeVar("F", bound=Callable[..., Any])
 Route = Callable[[RequestReceived, Connection], Any]
@@ -120,10 +123,15 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        input_schema: dict[str, Any] | None = None,
     ) -> RegisteredTool:
         """Register ``fn`` as a tool; its signature becomes ``inputSchema`` and its
         return annotation ``outputSchema``. Raises ``TypeError`` for a signature that
-        cannot be described, ``ValueError`` for a bad or duplicate name."""
+        cannot be described, ``ValueError`` for a bad or duplicate name.
+
+        ``input_schema`` replaces the derived ``inputSchema`` verbatim; the
+        arguments are then only checked to be an object, and each key naming a
+        parameter of ``fn`` is passed through unconverted."""
         tool = RegisteredTool.build(
             fn,
             name=name,
@@ -134,6 +142,7 @@ class Server:
             meta=meta,
             structured_output=structured_output,
             context_type=Context,
+            input_schema=input_schema,
         )
         if tool.name in self._tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
@@ -243,6 +252,27 @@ class Server:
             self._templates = [t for t in self._templates if str(t.template) != uri]
         self._list_changed("notifications/resources/list_changed")
 
+    def tool_definition(self, name: str) -> dict[str, Any] | None:
+        """The ``tools/list`` entry of tool ``name``, or None."""
+        tool = self._tools.get(name)
+        return tool.definition if tool is not None else None
+
+    def http_app(self, path: str = "/mcp", **options: Any) -> HttpApp:
+        """This server as an ASGI app speaking Streamable HTTP at ``path``, both eras.
+
+        Mount it in Starlette or FastAPI, or run it with uvicorn. ``options`` go to
+        ``HttpApp`` (allowed hosts and origins, authenticator, body limit, idle timeout,
+        event store)."""
+        from ..transports.http.app import HttpApp
+
+        return HttpApp(self, path=path, **options)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp", **options: Any) -> None:
+        """Serve Streamable HTTP with uvicorn on ``host:port`` (loopback unless told otherwise)."""
+        import uvicorn
+
+        uvicorn.run(self.http_app(path, **options), host=host, port=port, log_level="warning")
+
     def capabilities(self, era: Era = "legacy") -> dict[str, Any]:
         """What this server declares: each feature that has something registered.
 
@@ -291,10 +321,11 @@ class Server:
     async def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None:
         return None  # roots/list_changed and friends arrive here once those features exist
 
-    def connect(self, transport: Transport) -> Connection:
+    def connect(self, transport: Transport, *, finish_grace: float | None = None) -> Connection:
         """A connection serving this server over ``transport``; ``await connection.run()``."""
         session = Session(SessionConfig("server", info=self.info, versions=self.versions))
-        connection = Connection(session, transport, self, finish_grace=self.finish_grace)
+        grace = self.finish_grace if finish_grace is None else finish_grace
+        connection = Connection(session, transport, self, finish_grace=grace)
         self._connections[connection] = _PerConnection(self.default_log_level)
         return connection
 

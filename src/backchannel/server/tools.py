@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from ..types.content import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
+from ..types.errors import InvalidParams
 from ..types.tools import CallToolResult
 from .content import Audio, Image, to_content
 from .signature import OutputShape, ParameterSet, derive_output, derive_parameters
@@ -49,6 +50,7 @@ class RegisteredTool:
         meta: dict[str, Any] | None,
         structured_output: bool | None,
         context_type: type,
+        input_schema: dict[str, Any] | None = None,
     ) -> RegisteredTool:
         name = name or fn.__name__
         if not _TOOL_NAME.match(name):
@@ -56,6 +58,8 @@ class RegisteredTool:
                 f"tool name {name!r} is not valid: use 1-128 ASCII letters, digits, '_', '-' or '.' (SEP-986)"
             )
         parameters = derive_parameters(fn, context_type=context_type, name=name)
+        if input_schema is not None:
+            parameters = _passthrough(parameters, input_schema, name)
         output = (
             OutputShape(None, False)
             if structured_output is False
@@ -107,6 +111,38 @@ class RegisteredTool:
             "content": [{"type": "text", "text": _encode_json(structured).decode()}],
             "structuredContent": structured,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class _PassthroughParameters(ParameterSet):
+    """Arguments for a tool registered with an explicit ``input_schema``.
+
+    The schema is published verbatim and not enforced: the arguments must be
+    an object, and each key that names a parameter of the function is passed
+    as is (no conversion); other keys are ignored.
+    """
+
+    def validate(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise InvalidParams(
+                f"Invalid arguments for {self._label}: expected an object, got {type(arguments).__name__}"
+            )
+        return {parameter: arguments[parameter] for _, parameter in self._fields if parameter in arguments}
+
+
+def _passthrough(parameters: ParameterSet, input_schema: dict[str, Any], name: str) -> ParameterSet:
+    if not isinstance(input_schema, dict) or input_schema.get("type") != "object":
+        raise ValueError(f'tool {name!r}: input_schema must be a JSON Schema object with "type": "object"')
+    return _PassthroughParameters(
+        input_schema,
+        parameters.context_parameter,
+        parameters._model,
+        parameters._fields,
+        parameters._label,
+        parameters._json_strings,
+    )
 
 
 def _content_types() -> tuple[type, ...]:

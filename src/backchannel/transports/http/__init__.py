@@ -1,0 +1,1 @@
+"""Streamable HTTP: the ASGI server app and the httpx client transport."""

@@ -1,0 +1,371 @@
+"""The Streamable HTTP endpoint as one ASGI app, serving both protocol eras.
+
+Routing follows the dual-era reading of the spec (CHANGES-2026-07-28 §13):
+
+- ``initialize`` opens a handshake-era session and mints ``Mcp-Session-Id``;
+  later POSTs, the GET stream and DELETE name that session.
+- A request whose ``_meta`` carries ``io.modelcontextprotocol/protocolVersion``
+  is served on its own (stateless era): one POST, one request, its own
+  protocol session; closing the response cancels it.
+
+Every refusal is a JSON-RPC error body with the fitting HTTP status.
+"""
+
+from __future__ import annotations
+
+__all__ = ["HttpApp"]
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
+
+from ...framing import http as H
+from ...framing.sse import encode_comment, encode_event
+from ...protocol.events import RequestId
+from ...types import meta as M
+from ...types.errors import InvalidRequest
+from ...types.versions import LEGACY_VERSIONS, MODERN_VERSIONS
+from .asgi import Receive, Scope, Send, header_map, read_body, send_bytes, send_start
+from .auth import Authenticator, Principal
+from .event_store import EventStore, InMemoryEventStore, parse_event_id
+from .modern import serve_modern
+from .sessions import LegacySession, SessionRegistry
+from .streams import CLOSE_STREAM, SSE_HEADERS, MessageFeed, encode_message, is_answer_to
+
+if TYPE_CHECKING:
+    from ...server.server import Server
+
+logger = logging.getLogger("backchannel.http")
+
+JSON_HEADERS = {"content-type": "application/json"}
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+LOCAL_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+
+
+class HttpApp:
+    """``server.http_app()``: mount it anywhere, or run it with uvicorn.
+
+    ``allowed_hosts``/``allowed_origins`` guard against DNS rebinding (the
+    defaults accept only loopback names). ``authenticator`` turns headers into a
+    principal (None refuses with 401); sessions are bound to it. ``sse_after``
+    is how long a POST waits for its answer before switching to an SSE stream.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: Collection[str] = LOCAL_HOSTS,
+        allowed_origins: Collection[str] = LOCAL_ORIGINS,
+        authenticator: Authenticator | None = None,
+        max_body_bytes: int = 4 * 1024 * 1024,
+        session_idle_timeout: float | None = 30 * 60,
+        event_store: EventStore | None = None,
+        retry_ms: int = 1000,
+        sse_after: float = 0.5,
+    ) -> None:
+        self.server = server
+        self.path = path.rstrip("/") or "/"
+        self.allowed_hosts = allowed_hosts
+        self.allowed_origins = allowed_origins
+        self.authenticator = authenticator
+        self.max_body_bytes = max_body_bytes
+        self.event_store = event_store or InMemoryEventStore()
+        self.retry_ms = retry_ms
+        self.sse_after = sse_after
+        self.sessions = SessionRegistry(session_idle_timeout)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        path = (scope.get("root_path", "") + scope.get("path", "")).rstrip("/") or "/"
+        if path != self.path and scope.get("path", "").rstrip("/") not in ("", self.path):
+            await _reject(send, H.Rejection(404, InvalidRequest(f"no MCP endpoint at {path}; use {self.path}")))
+            return
+        headers = header_map(scope)
+        rejection = H.check_host_and_origin(
+            headers, allowed_hosts=self.allowed_hosts, allowed_origins=self.allowed_origins
+        )
+        if rejection is not None:
+            await _reject(send, rejection)
+            return
+        principal: Principal | None = None
+        if self.authenticator is not None:
+            principal = await self.authenticator(headers)
+            if principal is None:
+                error = H.Rejection(401, InvalidRequest("authentication required"), {"www-authenticate": "Bearer"})
+                await _reject(send, error)
+                return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(headers, principal, receive, send)
+        elif method == "GET":
+            await self._get(headers, principal, receive, send)
+        elif method == "DELETE":
+            await self._delete(headers, principal, send)
+        else:
+            await _reject(
+                send, H.Rejection(405, InvalidRequest(f"{method} is not allowed"), {"allow": "GET, POST, DELETE"})
+            )
+
+    # ------------------------------------------------------------------ POST
+
+    async def _post(self, headers: dict[str, str], principal: Principal | None, receive: Receive, send: Send) -> None:
+        rejection = H.check_accept("POST", headers)
+        if rejection is not None:
+            await _reject(send, rejection)
+            return
+        body = await read_body(receive, self.max_body_bytes)
+        if body is None:
+            too_large = InvalidRequest(f"Payload Too Large: the body exceeds {self.max_body_bytes} bytes")
+            await _reject(send, H.Rejection(413, too_large))
+            return
+        parsed = H.parse_post_body(headers, body, max_bytes=self.max_body_bytes)
+        if isinstance(parsed, H.Rejection):
+            await _reject(send, parsed)
+            return
+        kind = H.classify_message(parsed)
+        if isinstance(kind, H.Rejection):
+            await _reject(send, kind)
+            return
+        message: dict[str, Any] = parsed
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        session_id = headers.get("mcp-session-id")
+        modern = isinstance(meta, dict) and M.PROTOCOL_VERSION in meta and message.get("method") != "initialize"
+        if kind == "request" and modern:
+            # The body is the routing key (CHANGES §13): a session header, if any, is ignored.
+            await self._post_modern(message, headers, receive, send)
+            return
+        if kind != "request" and session_id is None and H.protocol_version_header(headers) in MODERN_VERSIONS:
+            await send_bytes(send, 202, b"", {})  # stateless-era notifications need no session
+            return
+        if kind == "request" and message["method"] == "initialize":
+            await self._initialize(message, headers, principal, receive, send)
+            return
+        if session_id is None:
+            await _reject(
+                send, H.Rejection(400, InvalidRequest("Mcp-Session-Id header required (send initialize first)"))
+            )
+            return
+        session = self.sessions.get(session_id, principal)
+        if session is None:
+            await _reject(send, H.Rejection(404, InvalidRequest("session not found; start a new one with initialize")))
+            return
+        rejection = H.check_protocol_version_header(headers, expected=session.version, supported=LEGACY_VERSIONS)
+        if rejection is not None:
+            await _reject(send, rejection)
+            return
+        if kind != "request":
+            session.feed_messages([message])
+            await send_bytes(send, 202, b"", {"mcp-session-id": session.session_id})
+            return
+        await self._serve_request(session, message, receive, send)
+
+    async def _post_modern(
+        self, message: dict[str, Any], headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
+        param_headers = None
+        if message["method"] == "tools/call":
+            name = message.get("params", {}).get("name")
+            tool = self.server.tool_definition(name) if isinstance(name, str) else None
+            if tool is not None:
+                param_headers = H.x_mcp_headers(tool.get("inputSchema", {}))
+        rejection = H.check_modern_headers(headers, message, param_headers=param_headers)
+        if rejection is not None:
+            await _reject(send, rejection)
+            return
+        await serve_modern(self.server, message, receive, send, sse_after=self.sse_after)
+
+    async def _initialize(
+        self,
+        message: dict[str, Any],
+        headers: dict[str, str],
+        principal: Principal | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        session = LegacySession(self.sessions.new_id(), principal, self.server, self.event_store)
+        self.sessions.add(session)
+        await self._serve_request(session, message, receive, send)
+        if session.protocol.protocol_version is None or session.protocol.state.value == "new":
+            await self.sessions.end(session.session_id)  # initialize failed: nothing to keep
+
+    async def _serve_request(
+        self, session: LegacySession, message: dict[str, Any], receive: Receive, send: Send
+    ) -> None:
+        request_id: RequestId = message["id"]
+        feed = session.open_feed(request_id)
+        session.feed_messages([message])
+        base = {"mcp-session-id": session.session_id}
+        first = await feed.first(self.sse_after)
+        if first is not None and is_answer_to(first, request_id):
+            session.close_feed(request_id)
+            await send_bytes(send, 200, encode_message(first), {**JSON_HEADERS, **base})
+            return
+        # Something other than the answer came first (or nothing yet): stream, resumably.
+        closing = first is CLOSE_STREAM
+        stream = session.start_stream(feed, None if closing else first)
+        priming = encode_event("", event_id=f"{stream.stream_id}_0", retry_ms=self.retry_ms)
+        await send_start(send, 200, {**SSE_HEADERS, **base})
+        if closing:  # the handler asked to end this response at once (SEP-1699): the client polls
+            await send({"type": "http.response.body", "body": priming, "more_body": False})
+        else:
+            await _forward(send, receive, priming, stream.attach(), 0)
+        session.touch()
+
+    # ------------------------------------------------------------------- GET
+
+    async def _get(self, headers: dict[str, str], principal: Principal | None, receive: Receive, send: Send) -> None:
+        rejection = H.check_accept("GET", headers)
+        if rejection is not None:
+            await _reject(send, rejection)
+            return
+        session = await self._existing_session(headers, principal, send)
+        if session is None:
+            return
+        base = {"mcp-session-id": session.session_id}
+        last_event_id = headers.get("last-event-id")
+        if last_event_id:
+            await self._resume(session, last_event_id, receive, send, base)
+            return
+        if session.transport.standalone is not None:
+            await _reject(send, H.Rejection(409, InvalidRequest("a GET stream is already open for this session")))
+            return
+        feed = MessageFeed(None)
+        session.transport.standalone = feed
+        try:
+            await send_start(send, 200, {**SSE_HEADERS, **base})
+            await send({"type": "http.response.body", "body": encode_comment("stream open"), "more_body": True})
+            await _pump_plain(send, receive, feed)
+        finally:
+            if session.transport.standalone is feed:
+                session.transport.standalone = None
+
+    async def _resume(
+        self, session: LegacySession, last_event_id: str, receive: Receive, send: Send, base: dict[str, str]
+    ) -> None:
+        place = parse_event_id(last_event_id)
+        stream = session.streams.get(place[0]) if place is not None else None
+        if place is None:
+            await _reject(send, H.Rejection(400, InvalidRequest(f"unknown Last-Event-ID {last_event_id!r}")))
+            return
+        stream_id, position = place
+        sink = stream.attach() if stream is not None else None
+        replay = await self.event_store.replay_after(stream_id, position)
+        await send_start(send, 200, {**SSE_HEADERS, **base})
+        last = position
+        for number, event in replay:
+            await send({"type": "http.response.body", "body": event, "more_body": True})
+            last = number
+        if sink is None:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        await _forward(send, receive, b"", sink, last)
+
+    # ---------------------------------------------------------------- DELETE
+
+    async def _delete(self, headers: dict[str, str], principal: Principal | None, send: Send) -> None:
+        session = await self._existing_session(headers, principal, send)
+        if session is None:
+            return
+        await self.sessions.end(session.session_id)
+        await send_bytes(send, 200, b"", {})
+
+    async def _existing_session(
+        self, headers: dict[str, str], principal: Principal | None, send: Send
+    ) -> LegacySession | None:
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            await _reject(send, H.Rejection(400, InvalidRequest("Mcp-Session-Id header required")))
+            return None
+        session = self.sessions.get(session_id, principal)
+        if session is None:
+            await _reject(send, H.Rejection(404, InvalidRequest("session not found; start a new one with initialize")))
+        return session
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.sessions.end_all()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def aclose(self) -> None:
+        """End every session (for tests and embedding apps' shutdown hooks)."""
+        await self.sessions.end_all()
+
+
+async def _reject(send: Send, rejection: H.Rejection) -> None:
+    headers = {**JSON_HEADERS, **rejection.headers} if rejection.error is not None else dict(rejection.headers)
+    await send_bytes(send, rejection.status, rejection.body(), headers)
+
+
+async def _watch_disconnect(receive: Receive, gone: asyncio.Event) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            gone.set()
+            return
+
+
+async def _forward(
+    send: Send, receive: Receive, opening: bytes, sink: asyncio.Queue[tuple[int, bytes] | None], after: int
+) -> None:
+    """Copy events from ``sink`` to the response until the stream ends or the client leaves."""
+    gone = asyncio.Event()
+    watcher = asyncio.get_running_loop().create_task(_watch_disconnect(receive, gone))
+    try:
+        if opening:
+            await send({"type": "http.response.body", "body": opening, "more_body": True})
+        while True:
+            getter = asyncio.ensure_future(sink.get())
+            waiter = asyncio.ensure_future(gone.wait())
+            done, _ = await asyncio.wait({getter, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            if getter not in done:
+                getter.cancel()
+                return
+            item = getter.result()
+            if item is None:
+                break
+            number, event = item
+            if number > after:
+                await send({"type": "http.response.body", "body": event, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    except OSError:
+        return
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+
+
+async def _pump_plain(send: Send, receive: Receive, feed: MessageFeed) -> None:
+    """The GET stream: messages that belong to no request, until the client leaves."""
+    gone = asyncio.Event()
+    watcher = asyncio.get_running_loop().create_task(_watch_disconnect(receive, gone))
+    try:
+        while True:
+            getter = asyncio.ensure_future(feed.queue.get())
+            waiter = asyncio.ensure_future(gone.wait())
+            done, _ = await asyncio.wait({getter, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            if getter not in done:
+                getter.cancel()
+                return
+            event = encode_event(encode_message(getter.result()).decode())
+            await send({"type": "http.response.body", "body": event, "more_body": True})
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher

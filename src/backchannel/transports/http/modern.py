@@ -1,0 +1,111 @@
+"""A stateless-era POST: one request, its own protocol session, one response.
+
+Nothing is shared between requests but the server itself, so any worker can
+serve any request. The answer is plain JSON when it is ready first, otherwise an
+SSE stream of the request's notifications ending with the answer. A client that
+closes the response has cancelled the request (2026-07-28 cancellation.mdx).
+"""
+
+from __future__ import annotations
+
+__all__ = ["serve_modern"]
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from ...framing import http as H
+from ...framing.sse import encode_event
+from ...protocol.events import Outgoing, RequestId
+from ..base import Transport, TransportClosed, wire_messages
+from .asgi import Receive, Send, send_bytes, send_start
+from .streams import SSE_HEADERS, MessageFeed, encode_message, is_answer_to
+
+if TYPE_CHECKING:
+    from ...server.server import Server
+
+JSON_HEADERS = {"content-type": "application/json"}
+
+
+class _OneRequest(Transport):
+    """Hands the runtime one message, then waits until the response is done."""
+
+    def __init__(self, message: dict[str, Any]) -> None:
+        self.feed = MessageFeed(message.get("id"))
+        self._pending: list[Any] | None = [message]
+        self._done = asyncio.Event()
+
+    async def receive(self) -> list[Any] | None:
+        if self._pending is not None:
+            batch, self._pending = self._pending, None
+            return batch
+        await self._done.wait()
+        return None
+
+    def write(self, items: list[Outgoing]) -> None:
+        if self._done.is_set():
+            raise TransportClosed("the response is finished")
+        for message in wire_messages(items):
+            self.feed.put(message)
+
+    async def close(self) -> None:
+        self._done.set()
+
+
+async def serve_modern(
+    server: Server, message: dict[str, Any], receive: Receive, send: Send, *, sse_after: float
+) -> None:
+    transport = _OneRequest(message)
+    connection = server.connect(transport, finish_grace=0.0)
+    runner = asyncio.get_running_loop().create_task(connection.run())
+    request_id: RequestId = message["id"]
+    gone = asyncio.Event()
+    watcher = asyncio.get_running_loop().create_task(_watch(receive, gone))
+    try:
+        first = await _next(transport.feed, gone, sse_after)
+        if gone.is_set():
+            connection.abort(request_id, "the client closed the response")
+            return
+        if first is not None and is_answer_to(first, request_id):
+            error = first.get("error")
+            status = H.status_for_error(error["code"]) if isinstance(error, dict) else 200
+            await send_bytes(send, status, encode_message(first), JSON_HEADERS)
+            return
+        await send_start(send, 200, SSE_HEADERS)
+        message_out = first
+        while True:
+            if message_out is not None:
+                event = encode_event(encode_message(message_out).decode())
+                await send({"type": "http.response.body", "body": event, "more_body": True})
+                if is_answer_to(message_out, request_id):
+                    break
+            message_out = await _next(transport.feed, gone, None)
+            if gone.is_set():
+                connection.abort(request_id, "the client closed the response")
+                return
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    finally:
+        watcher.cancel()
+        await transport.close()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+        await asyncio.gather(runner, return_exceptions=True)
+
+
+async def _next(feed: MessageFeed, gone: asyncio.Event, wait: float | None) -> dict[str, Any] | None:
+    """The next message; None on timeout or when the client left (then ``gone`` is set)."""
+    getter = asyncio.ensure_future(feed.queue.get())
+    waiter = asyncio.ensure_future(gone.wait())
+    done, _ = await asyncio.wait({getter, waiter}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if getter in done:
+        return getter.result()
+    getter.cancel()
+    return None
+
+
+async def _watch(receive: Receive, gone: asyncio.Event) -> None:
+    while True:
+        if (await receive())["type"] == "http.disconnect":
+            gone.set()
+            return

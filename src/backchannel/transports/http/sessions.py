@@ -1,0 +1,192 @@
+"""Handshake-era HTTP sessions: one protocol session per ``Mcp-Session-Id``.
+
+Each session runs one ``Connection`` whose transport is fed by POSTs and writes
+each outgoing message to the response of the request it belongs to: answers,
+progress, log lines and server-to-client requests travel on the stream of the
+POST being served, so they work behind any load balancer that keeps a request
+on one worker. Messages that belong to no request go to the GET stream, if the
+client opened one.
+"""
+
+from __future__ import annotations
+
+__all__ = ["LegacySession", "SessionRegistry"]
+
+import asyncio
+import logging
+import secrets
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from ...protocol.events import Outgoing, RequestId
+from ..base import Transport, TransportClosed, wire_messages
+from .auth import Principal
+from .event_store import EventStore
+from .streams import CLOSE_STREAM, MessageFeed, ResumableStream
+
+if TYPE_CHECKING:
+    from ...server.server import Server
+
+logger = logging.getLogger("backchannel.http")
+_FINISHED_STREAMS_KEPT = 64
+
+
+class _SessionTransport(Transport):
+    routes_by_request = True
+
+    def __init__(self) -> None:
+        self.inbox: asyncio.Queue[list[Any] | None] = asyncio.Queue()
+        self.feeds: dict[RequestId, MessageFeed] = {}
+        self.standalone: MessageFeed | None = None
+        self._closed = False
+
+    async def receive(self) -> list[Any] | None:
+        if self._closed:
+            return None
+        return await self.inbox.get()
+
+    def write(self, items: list[Outgoing]) -> None:
+        self.write_routed([(item, None) for item in items])
+
+    def write_routed(self, items: list[tuple[Outgoing, RequestId | None]]) -> None:
+        if self._closed:
+            raise TransportClosed("the HTTP session has ended")
+        for item, related in items:
+            (message,) = wire_messages([item])
+            feed = self.feeds.get(related) if related is not None else None
+            if feed is None:
+                feed = self.standalone
+            if feed is not None:
+                feed.put(message)
+            else:
+                logger.debug("no open stream for %s; dropped", message.get("method", "a message"))
+
+    def close_stream(self, request_id: RequestId) -> bool:
+        """End the HTTP response carrying ``request_id`` now; its events go on into the
+        store and the client resumes with GET and ``Last-Event-ID`` (SEP-1699 polling)."""
+        feed = self.feeds.get(request_id)
+        if feed is None:
+            return False
+        feed.put(CLOSE_STREAM)
+        return True
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.inbox.put_nowait(None)
+
+
+class LegacySession:
+    """A live handshake-era session and the streams of its requests."""
+
+    def __init__(self, session_id: str, principal: Principal | None, server: Server, store: EventStore) -> None:
+        self.session_id = session_id
+        self.principal = principal
+        self.store = store
+        self.transport = _SessionTransport()
+        self.connection = server.connect(self.transport, finish_grace=0.0)
+        self.protocol = self.connection.session
+        self.streams: dict[str, ResumableStream] = {}
+        self._pumps: set[asyncio.Task[None]] = set()
+        self._finished: deque[str] = deque()
+        self._forgetting: set[asyncio.Task[None]] = set()
+        self.last_active = time.monotonic()
+        self._runner = asyncio.get_running_loop().create_task(self.connection.run())
+
+    @property
+    def version(self) -> str | None:
+        return self.protocol.protocol_version
+
+    def touch(self) -> None:
+        self.last_active = time.monotonic()
+
+    def feed_messages(self, messages: list[Any]) -> None:
+        self.touch()
+        self.transport.inbox.put_nowait(messages)
+
+    def open_feed(self, request_id: RequestId) -> MessageFeed:
+        feed = MessageFeed(request_id)
+        self.transport.feeds[request_id] = feed
+        return feed
+
+    def close_feed(self, request_id: RequestId) -> None:
+        self.transport.feeds.pop(request_id, None)
+
+    def start_stream(self, feed: MessageFeed, first: dict[str, Any] | None) -> ResumableStream:
+        """Stream the rest of ``feed``'s request, resumably; the feed closes when its answer is out."""
+        stream = ResumableStream(secrets.token_hex(8), self.store, feed)
+        self.streams[stream.stream_id] = stream
+        task = asyncio.get_running_loop().create_task(stream.pump(first))
+        self._pumps.add(task)
+        task.add_done_callback(lambda _: self._stream_finished(stream, task))
+        return stream
+
+    def _stream_finished(self, stream: ResumableStream, task: asyncio.Task[None]) -> None:
+        self._pumps.discard(task)
+        self.close_feed(stream.feed.request_id)  # type: ignore[arg-type]
+        # A finished stream stays resumable for a while (its answer may not have reached the
+        # client); only the newest ones are kept, so a long session does not grow without bound.
+        self._finished.append(stream.stream_id)
+        while len(self._finished) > _FINISHED_STREAMS_KEPT:
+            old = self._finished.popleft()
+            self.streams.pop(old, None)
+            self._forgetting.add(asyncio.get_running_loop().create_task(self.store.forget(old)))
+            self._forgetting = {t for t in self._forgetting if not t.done()}
+
+    async def end(self) -> None:
+        for task in list(self._pumps):
+            task.cancel()
+        await self.transport.close()
+        await self.connection.close()
+        for stream_id in self.streams:
+            await self.store.forget(stream_id)
+        self.streams.clear()
+        await asyncio.gather(self._runner, return_exceptions=True)
+
+
+class SessionRegistry:
+    """Live sessions by id; ends the ones idle longer than ``idle_timeout`` seconds."""
+
+    def __init__(self, idle_timeout: float | None) -> None:
+        self.idle_timeout = idle_timeout
+        self.sessions: dict[str, LegacySession] = {}
+        self._reaper: asyncio.Task[None] | None = None
+
+    @staticmethod
+    def new_id() -> str:
+        # 256 random bits as URL-safe base64: visible ASCII only, as the spec requires.
+        return secrets.token_urlsafe(32)
+
+    def add(self, session: LegacySession) -> None:
+        self.sessions[session.session_id] = session
+        if self.idle_timeout is not None and (self._reaper is None or self._reaper.done()):
+            self._reaper = asyncio.get_running_loop().create_task(self._reap())
+
+    def get(self, session_id: str, principal: Principal | None) -> LegacySession | None:
+        """The session, if it exists and belongs to ``principal``; otherwise None (404 for the caller)."""
+        session = self.sessions.get(session_id)
+        if session is None or session.principal != principal:
+            return None
+        return session
+
+    async def end(self, session_id: str) -> None:
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            await session.end()
+
+    async def end_all(self) -> None:
+        for session_id in list(self.sessions):
+            await self.end(session_id)
+        if self._reaper is not None:
+            self._reaper.cancel()
+
+    async def _reap(self) -> None:
+        assert self.idle_timeout is not None
+        while self.sessions:
+            await asyncio.sleep(min(self.idle_timeout / 2, 30.0))
+            deadline = time.monotonic() - self.idle_timeout
+            for session_id, session in list(self.sessions.items()):
+                if session.last_active < deadline and not session.transport.feeds:
+                    logger.info("ending idle session %s…", session_id[:8])
+                    await self.end(session_id)

@@ -1,0 +1,257 @@
+"""The client the conformance harness spawns for its client scenarios.
+
+    python tests/conformance/client.py <server-url>
+
+The harness sets ``MCP_CONFORMANCE_SCENARIO`` (what to do),
+``MCP_CONFORMANCE_PROTOCOL_VERSION`` (the wire it expects) and, for some
+scenarios, ``MCP_CONFORMANCE_CONTEXT`` (JSON). Each scenario's mock server
+records what the client sends; this script only has to do what the scenario
+asks, with ``backchannel.client.Client`` over Streamable HTTP. It exits 0 when
+every step completed, 1 otherwise (the harness judges by its own checks).
+
+Authorization scenarios (``auth/*``) are out of scope: the script says so and
+exits 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import traceback
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from backchannel import Client
+from backchannel.types.versions import LEGACY_VERSIONS, MODERN_VERSIONS
+
+CLIENT_NAME = "backchannel-conformance-client"
+CLIENT_VERSION = "0.1.0"
+OVERALL_TIMEOUT = float(os.environ.get("BACKCHANNEL_CONFORMANCE_CLIENT_TIMEOUT", "90"))
+
+Scenario = Callable[[str], Awaitable[None]]
+SCENARIOS: dict[str, Scenario] = {}
+
+
+def scenario(*names: str) -> Callable[[Scenario], Scenario]:
+    def register(fn: Scenario) -> Scenario:
+        for name in names:
+            SCENARIOS[name] = fn
+        return fn
+
+    return register
+
+
+def era_for(version: str | None) -> str:
+    """The era to ask ``Client`` for, from the wire the harness expects."""
+    if version in LEGACY_VERSIONS:
+        return "legacy"
+    if version in MODERN_VERSIONS:
+        return "modern"
+    return "auto"
+
+
+def connect(url: str) -> Client:
+    era = era_for(os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION"))
+    return Client.http(url, era=era, name=CLIENT_NAME, version=CLIENT_VERSION)  # type: ignore[attr-defined]
+
+
+def context() -> dict[str, Any]:
+    raw = os.environ.get("MCP_CONFORMANCE_CONTEXT")
+    if not raw:
+        return {}
+    value = json.loads(raw)
+    return value if isinstance(value, dict) else {}
+
+
+def log(message: str) -> None:
+    print(f"[conformance-client] {message}", file=sys.stderr, flush=True)
+
+
+class Steps:
+    """Runs independent steps of one scenario, keeps going after a failure, remembers it."""
+
+    def __init__(self) -> None:
+        self.failed: list[str] = []
+
+    async def run(self, label: str, step: Awaitable[Any]) -> Any:
+        try:
+            result = await step
+        except Exception as exc:
+            log(f"{label}: FAILED: {type(exc).__name__}: {exc}")
+            self.failed.append(label)
+            return None
+        log(f"{label}: ok")
+        return result
+
+    def check(self) -> None:
+        if self.failed:
+            raise RuntimeError(f"steps failed: {', '.join(self.failed)}")
+
+
+def placeholder_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """Some value of the declared type for each required property of an input schema."""
+    samples: dict[str, Any] = {
+        "string": "x",
+        "integer": 1,
+        "number": 1,
+        "boolean": True,
+        "object": {},
+        "array": [],
+        "null": None,
+    }
+    properties = schema.get("properties") or {}
+    arguments: dict[str, Any] = {}
+    for name in schema.get("required") or []:
+        kind = (properties.get(name) or {}).get("type", "string")
+        arguments[name] = samples.get(kind if isinstance(kind, str) else "string", "x")
+    return arguments
+
+
+# ----------------------------------------------------------------------- scenarios
+
+
+@scenario("initialize")
+async def initialize(url: str) -> None:
+    async with connect(url) as client:
+        log(f"connected: era={client.era} version={client.protocol_version} server={client.server_info}")
+        await client.list_tools()
+
+
+@scenario("tools_call")
+async def tools_call(url: str) -> None:
+    async with connect(url) as client:
+        tools = await client.list_tools()
+        log(f"tools: {[tool.name for tool in tools]}")
+        result = await client.call_tool("add_numbers", {"a": 5, "b": 3})
+        log(f"add_numbers: {result.content}")
+
+
+@scenario("elicitation-sep1034-client-defaults")
+async def elicitation_defaults(url: str) -> None:
+    # The server elicits mid-call; the client must fill in schema defaults. backchannel's
+    # client has no elicitation handler yet (issue #4), so the server sees the request refused.
+    async with connect(url) as client:
+        await client.list_tools()
+        result = await client.call_tool("test_client_elicitation_defaults", {})
+        log(f"test_client_elicitation_defaults: {result.content}")
+
+
+@scenario("sse-retry")
+async def sse_retry(url: str) -> None:
+    # The server closes the tools/call SSE stream after a priming event (retry: 500);
+    # the transport must wait that long and resume with GET + Last-Event-ID.
+    async with connect(url) as client:
+        await client.list_tools()
+        result = await client.call_tool("test_reconnection", {}, timeout=30)
+        log(f"test_reconnection: {result.content}")
+
+
+@scenario("request-metadata")
+async def request_metadata(url: str) -> None:
+    # The server refuses the first request with UnsupportedProtocolVersion; the client must
+    # retry with a version from error.data.supported, and carry _meta + headers throughout.
+    async with connect(url) as client:
+        await client.list_tools()
+
+
+@scenario("sep-2322-client-request-state")
+async def request_state(url: str) -> None:
+    steps = Steps()
+    async with connect(url) as client:
+        await client.list_tools()
+        for name in ("test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"):
+            await steps.run(name, client.call_tool(name, {}))
+    steps.check()
+
+
+@scenario("http-standard-headers")
+async def standard_headers(url: str) -> None:
+    steps = Steps()
+    async with connect(url) as client:
+        tools = await steps.run("tools/list", client.list_tools()) or []
+        for tool in tools:
+            await steps.run(f"tools/call {tool.name}", client.call_tool(tool.name, {}))
+        resources = await steps.run("resources/list", client.list_resources()) or []
+        for resource in resources:
+            await steps.run(f"resources/read {resource.uri}", client.read_resource(resource.uri))
+        prompts = await steps.run("prompts/list", client.list_prompts()) or []
+        for prompt in prompts:
+            await steps.run(f"prompts/get {prompt.name}", client.get_prompt(prompt.name))
+    steps.check()
+
+
+@scenario("http-custom-headers")
+async def custom_headers(url: str) -> None:
+    calls = context().get("toolCalls") or []
+    steps = Steps()
+    async with connect(url) as client:
+        await client.list_tools()  # the client learns which parameters carry x-mcp-header
+        for call in calls:
+            await steps.run(f"tools/call {call['name']}", client.call_tool(call["name"], call.get("arguments") or {}))
+    steps.check()
+
+
+@scenario("http-invalid-tool-headers")
+async def invalid_tool_headers(url: str) -> None:
+    # A conforming client leaves tools with a malformed x-mcp-header out of what it offers;
+    # call every tool the client kept, so any it failed to exclude shows up at the server.
+    steps = Steps()
+    async with connect(url) as client:
+        tools = await client.list_tools()
+        for tool in tools:
+            arguments = placeholder_arguments(tool.input_schema)
+            await steps.run(f"tools/call {tool.name}", client.call_tool(tool.name, arguments))
+    steps.check()
+
+
+@scenario("json-schema-ref-no-deref")
+async def ref_no_deref(url: str) -> None:
+    async with connect(url) as client:
+        tools = await client.list_tools()
+        log(f"tools: {[tool.name for tool in tools]}")
+
+
+@scenario("json-schema-2020-12-preservation")
+async def schema_preservation(url: str) -> None:
+    async with connect(url) as client:
+        tools = {tool.name: tool for tool in await client.list_tools()}
+        focal = tools["json_schema_2020_12_tool"]
+        await client.call_tool("json_schema_echo", {"schema": focal.input_schema})
+
+
+# ---------------------------------------------------------------------------- main
+
+
+async def _main(scenario_name: str, url: str) -> None:
+    run = SCENARIOS[scenario_name]
+    async with asyncio.timeout(OVERALL_TIMEOUT):
+        await run(url)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: client.py <server-url>  (scenario in MCP_CONFORMANCE_SCENARIO)", file=sys.stderr)
+        return 2
+    url = argv[1]
+    name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    if name.startswith("auth/"):
+        log(f"{name}: auth not implemented (out of scope, no issue yet)")
+        return 1
+    if name not in SCENARIOS:
+        log(f"unknown scenario {name!r}; known: {', '.join(sorted(SCENARIOS))}")
+        return 1
+    log(f"scenario={name} url={url} protocol={os.environ.get('MCP_CONFORMANCE_PROTOCOL_VERSION')}")
+    try:
+        asyncio.run(_main(name, url))
+    except Exception:
+        log(f"{name}: failed")
+        traceback.print_exc()
+        return 1
+    log(f"{name}: done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
