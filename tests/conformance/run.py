@@ -46,6 +46,7 @@ from peers.paths import CONFORMANCE_CLI, NODE22, conformance_cmd, have_npm_peers
 
 EXPECTED_FAILURES = HERE / "expected-failures.yml"
 SERVER_FIXTURE = HERE / "everything_server.py"
+SYNC_LISTEN = HERE / "sync-loopback-listen.cjs"
 CLIENT_FIXTURE = HERE / "client.py"
 SPEC_VERSIONS = ("2025-11-25", "2026-07-28")
 
@@ -163,12 +164,19 @@ def harness_args(leg: Leg, out_dir: Path, url: str | None) -> list[str]:
     return ["client", "--command", command, *common, "--timeout", str(CLIENT_SCENARIO_TIMEOUT_MS)]
 
 
+def harness_cmd(*args: str) -> list[str]:
+    """``conformance_cmd`` (Node 22, loopback-only listeners) with ``sync-loopback-listen.cjs``
+    preloaded first, so the harness's mock servers know their port right after listen()."""
+    argv = conformance_cmd(*args)
+    return [argv[0], "--require", str(SYNC_LISTEN), *argv[1:]]
+
+
 def run_harness(argv: list[str], timeout: float, log_path: Path) -> tuple[int | None, str]:
     """Run the harness; its exit code (None on timeout) and its stdout without colours."""
     env = dict(os.environ, NO_COLOR="1", FORCE_COLOR="0")
     with log_path.open("wb") as stderr:
         process = subprocess.Popen(
-            conformance_cmd(*argv),
+            harness_cmd(*argv),
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

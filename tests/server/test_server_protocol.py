@@ -104,8 +104,8 @@ def test_capabilities_declare_only_registered_features() -> None:
         return discovered, initialized
 
     discovered, initialized = run(body)
-    # listChanged is a handshake-era promise; in 2026-07-28 it would advertise subscriptions/listen.
-    assert discovered["capabilities"] == {"logging": {}, "tools": {}}
+    # Both eras get listChanged: list_changed notifications, or the subscriptions/listen filter.
+    assert discovered["capabilities"] == {"logging": {}, "tools": {"listChanged": True}}
     assert initialized["capabilities"] == {"logging": {}, "tools": {"listChanged": True}}
 
     everything = Server("everything")
@@ -116,7 +116,6 @@ def test_capabilities_declare_only_registered_features() -> None:
         "prompts": {"listChanged": True},
         "resources": {"subscribe": True, "listChanged": True},
     }
-    assert everything.capabilities("modern") == {"logging": {}, "prompts": {}, "resources": {}}
 
 
 def test_list_changed_reaches_a_legacy_client() -> None:
@@ -199,7 +198,7 @@ def test_server_discover() -> None:
     assert result == {
         "resultType": "complete",
         "supportedVersions": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"],
-        "capabilities": {"logging": {}, "tools": {}},
+        "capabilities": {"logging": {}, "tools": {"listChanged": True}},
         "instructions": "Dance.",
         "ttlMs": 1234,
         "cacheScope": "public",

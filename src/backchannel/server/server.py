@@ -20,9 +20,10 @@ from ..protocol.events import NotificationReceived, RequestReceived
 from ..protocol.session import Session, SessionConfig
 from ..runtime.connection import Connection
 from ..transports.base import Transport
+from ..types import meta as M
 from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ..types.methods import methods_for
-from ..types.versions import VERSIONS, Era, newer_first
+from ..types.versions import VERSIONS, newer_first
 from .context import LOG_LEVELS, Context
 from .pagination import paginate
 from .prompts import RegisteredPrompt
@@ -93,6 +94,7 @@ class Server:
         self._resources: dict[str, RegisteredResource] = {}
         self._templates: list[RegisteredTemplate] = []
         self._connections: weakref.WeakKeyDictionary[Connection, _PerConnection] = weakref.WeakKeyDictionary()
+        self._listeners: set[_Listener] = set()
         self._allowed = {v: frozenset(spec.method for spec in methods_for(v, "client", "request")) for v in versions}
         self._routes: dict[str, Route] = {
             "initialize": self._initialize,
@@ -108,6 +110,7 @@ class Server:
             "resources/subscribe": self._subscribe,
             "resources/unsubscribe": self._unsubscribe,
             "logging/setLevel": self._set_level,
+            "subscriptions/listen": self._listen,
         }
 
     # ------------------------------------------------------------ registry
@@ -273,21 +276,20 @@ class Server:
 
         uvicorn.run(self.http_app(path, **options), host=host, port=port, log_level="warning")
 
-    def capabilities(self, era: Era = "legacy") -> dict[str, Any]:
+    def capabilities(self) -> dict[str, Any]:
         """What this server declares: each feature that has something registered.
 
-        ``listChanged`` and ``subscribe`` go only to handshake-era clients: in the
-        stateless era they would advertise ``subscriptions/listen``, which this
-        server does not offer yet.
+        ``listChanged`` and ``subscribe`` mean ``notifications/*`` and
+        ``resources/subscribe`` to a handshake-era client, and the filters
+        ``subscriptions/listen`` honours to a stateless-era one; both are served.
         """
-        legacy = era == "legacy"
         capabilities: dict[str, Any] = {"logging": {}}
         if self._tools:
-            capabilities["tools"] = {"listChanged": True} if legacy else {}
+            capabilities["tools"] = {"listChanged": True}
         if self._prompts:
-            capabilities["prompts"] = {"listChanged": True} if legacy else {}
+            capabilities["prompts"] = {"listChanged": True}
         if self._resources or self._templates:
-            capabilities["resources"] = {"subscribe": True, "listChanged": True} if legacy else {}
+            capabilities["resources"] = {"subscribe": True, "listChanged": True}
         return capabilities
 
     # --------------------------------------------------------- notifying
@@ -296,12 +298,20 @@ class Server:
         for connection in list(self._connections):
             if connection.handshake_completed is not None and not connection.closed.is_set():
                 connection.notify(method)
+        key = _LIST_CHANGED_FILTERS[method]
+        for listener in list(self._listeners):
+            if listener.filters.get(key) is True:
+                listener.send(method, {})
 
     def notify_resource_updated(self, uri: str) -> None:
-        """Tell every handshake-era session subscribed to ``uri`` that it changed."""
+        """Tell every client subscribed to ``uri`` that it changed: handshake-era sessions
+        that sent ``resources/subscribe``, and ``subscriptions/listen`` streams that asked."""
         for connection, state in list(self._connections.items()):
             if uri in state.subscriptions and not connection.closed.is_set():
                 connection.notify("notifications/resources/updated", {"uri": uri})
+        for listener in list(self._listeners):
+            if uri in listener.filters.get("resourceSubscriptions", ()):
+                listener.send("notifications/resources/updated", {"uri": uri})
 
     def log_level_for(self, connection: Connection) -> str | None:
         state = self._connections.get(connection)
@@ -367,7 +377,7 @@ class Server:
     async def _discover(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         result: dict[str, Any] = {
             "supportedVersions": newer_first(self.versions),
-            "capabilities": self.capabilities("modern"),
+            "capabilities": self.capabilities(),
             **self._cache_hints(request),
         }
         if self.instructions:
@@ -475,6 +485,60 @@ class Server:
             raise InvalidParams(f"logging/setLevel: level must be one of {', '.join(LOG_LEVELS)}; got {level!r}")
         self._connections[connection].log_level = level
         return {}
+
+    async def _listen(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        """``subscriptions/listen``: acknowledge the filters we honour, then stream until cancelled."""
+        requested = request.params.get("notifications", {})
+        if not isinstance(requested, dict):
+            raise InvalidParams("subscriptions/listen: params.notifications must be an object")
+        offered = self.capabilities()
+        honoured: dict[str, Any] = {}
+        for key, feature in (
+            ("toolsListChanged", "tools"),
+            ("promptsListChanged", "prompts"),
+            ("resourcesListChanged", "resources"),
+        ):
+            if requested.get(key) is True and feature in offered:
+                honoured[key] = True
+        uris = requested.get("resourceSubscriptions")
+        if uris is not None:
+            if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris):
+                raise InvalidParams("subscriptions/listen: resourceSubscriptions must be a list of URIs")
+            if "resources" in offered:
+                honoured["resourceSubscriptions"] = uris
+        listener = _Listener(connection, request.id, honoured)
+        connection.notify(
+            "notifications/subscriptions/acknowledged",
+            {"_meta": {M.SUBSCRIPTION_ID: request.id}, "notifications": honoured},
+            related=request.id,
+        )
+        self._listeners.add(listener)
+        try:
+            await asyncio.Event().wait()  # until the client cancels or goes away
+        finally:
+            self._listeners.discard(listener)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass(slots=True, eq=False)
+class _Listener:
+    """One open ``subscriptions/listen`` stream and the filters it was granted."""
+
+    connection: Connection
+    request_id: int | str
+    filters: dict[str, Any]
+
+    def send(self, method: str, params: dict[str, Any]) -> None:
+        if not self.connection.closed.is_set():
+            stamped = {**params, "_meta": {M.SUBSCRIPTION_ID: self.request_id}}
+            self.connection.notify(method, stamped, related=self.request_id)
+
+
+_LIST_CHANGED_FILTERS = {
+    "notifications/tools/list_changed": "toolsListChanged",
+    "notifications/prompts/list_changed": "promptsListChanged",
+    "notifications/resources/list_changed": "resourcesListChanged",
+}
 
 
 async def _call(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
