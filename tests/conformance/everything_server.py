@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import uvicorn
 
-    app = build_server().http_app(path="/mcp")  # type: ignore[attr-defined]  # Streamable HTTP (issue #3)
+    app = build_server().http_app(path="/mcp")
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 

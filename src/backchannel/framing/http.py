@@ -376,7 +376,7 @@ def check_protocol_version_header(
     if version is None:
         if expected is not None or _VERSION_ASSUMED_WITHOUT_HEADER in supported:
             return None
-        return _reject(400, UnsupportedProtocolVersion(None, sorted(supported, reverse=True)), headers=None)
+        return _reject(400, InvalidRequest("Bad Request: the MCP-Protocol-Version header is required"))
     if version not in supported:
         return _reject(400, UnsupportedProtocolVersion(version, sorted(supported, reverse=True)))
     if expected is not None and version != expected:

@@ -584,6 +584,11 @@ class Session:
         self._emit(intent, record.related)
         return intent
 
+    def is_cancelled(self, request_id: RequestId) -> bool:
+        """Whether the peer cancelled its request ``request_id`` (which is still being handled)."""
+        record = self._inbound.get(request_id)
+        return record is not None and record.state is InboundState.CANCELLED
+
     def forget(self, request_id: RequestId) -> None:
         """Drop our record of the peer's request without answering (the transport
         that carried it is gone, as when an HTTP client closes a stateless stream)."""

@@ -190,13 +190,17 @@ class Connection:
         on_progress: ProgressCallback | None = None,
         modern_version: str | None = None,
         related: RequestId | None = None,
+        progress_resets_timeout: bool = False,
+        max_timeout: float | None = None,
     ) -> dict[str, Any]:
         """Send a request and wait for its result.
 
         Raises ``RequestError`` for an error answer, ``RequestTimeout`` after
         ``timeout`` seconds and ``ConnectionClosed`` when the peer goes away. When
         the wait ends early (timeout or the caller's cancellation), the request is
-        cancelled on the wire and a late answer is dropped.
+        cancelled on the wire and a late answer is dropped. With
+        ``progress_resets_timeout``, each progress notification restarts the
+        ``timeout`` clock, but never past ``max_timeout`` seconds in all.
         """
         if self.closed.is_set():
             raise ConnectionClosed(f"Connection closed: {self._close_reason}")
@@ -206,17 +210,28 @@ class Connection:
         request_id = self.session.send_request(method, params, modern_version=modern_version, related=related)
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiters[request_id] = waiter
-        if on_progress is not None:
-            self._progress[request_id] = on_progress
         self._flush()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        hard_deadline = started + max_timeout if max_timeout is not None else None
         try:
-            if timeout is None:
+            if timeout is None and hard_deadline is None:
+                if on_progress is not None:
+                    self._progress[request_id] = on_progress
                 return await waiter
+            first = started + timeout if timeout is not None else hard_deadline
+            if hard_deadline is not None and first is not None:
+                first = min(first, hard_deadline)
             try:
-                async with asyncio.timeout(timeout):
+                async with asyncio.timeout_at(first) as scope:
+                    if on_progress is not None or progress_resets_timeout:
+                        self._progress[request_id] = _extending(
+                            on_progress, scope, timeout if progress_resets_timeout else None, hard_deadline
+                        )
                     return await waiter
             except TimeoutError:
-                raise RequestTimeout(f"{method} got no answer within {timeout:g} s; it was cancelled") from None
+                waited = timeout if timeout is not None and not progress_resets_timeout else loop.time() - started
+                raise RequestTimeout(f"{method} got no answer within {waited:.3g} s; it was cancelled") from None
         except (asyncio.CancelledError, RequestTimeout):
             # The waiter itself is cancelled along with the wait, so ask the session, not the
             # waiter, whether an answer came: ``cancel`` is a no-op (None) once one did.
@@ -329,3 +344,19 @@ class Connection:
             return
         if inspect.isawaitable(outcome):
             self._spawn(outcome)
+
+
+def _extending(
+    callback: ProgressCallback | None, scope: asyncio.Timeout, extend_by: float | None, hard_deadline: float | None
+) -> ProgressCallback:
+    """A progress callback that first pushes the request's deadline out (bounded by ``hard_deadline``)."""
+
+    def on_progress(event: ProgressReceived) -> Awaitable[None] | None:
+        if extend_by is not None:
+            deadline = asyncio.get_running_loop().time() + extend_by
+            if hard_deadline is not None:
+                deadline = min(deadline, hard_deadline)
+            scope.reschedule(deadline)
+        return callback(event) if callback is not None else None
+
+    return on_progress

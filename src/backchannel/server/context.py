@@ -7,17 +7,26 @@ this request, so the same handler code serves both eras.
 
 from __future__ import annotations
 
-__all__ = ["Context"]
+__all__ = ["CURRENT_REQUEST", "LOG_LEVELS", "Context"]
 
-from typing import TYPE_CHECKING, Any
+import asyncio
+from collections.abc import Awaitable, Mapping, Sequence
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..protocol.capabilities import has
 from ..protocol.events import RequestReceived
 from ..types.versions import Era
+from .progress import ProgressStages
 
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
     from .server import Server
+
+#: The request the running handler serves; set by the server for each request's task.
+CURRENT_REQUEST: ContextVar[tuple[Server, Connection, RequestReceived]] = ContextVar("backchannel_request")
+
+T = TypeVar("T")
 
 LOG_LEVELS: tuple[str, ...] = (
     "debug",
@@ -42,6 +51,12 @@ class Context:
         self.connection = connection
         self.request = request
 
+    @classmethod
+    def current(cls) -> Context | None:
+        """The context of the request the calling code runs for, or None outside a handler."""
+        found = CURRENT_REQUEST.get(None)
+        return cls(*found) if found is not None else None
+
     @property
     def request_id(self) -> int | str:
         return self.request.id
@@ -65,6 +80,42 @@ class Context:
     def client_supports(self, capability: str) -> bool:
         """Whether the client declared ``capability`` (a dotted path like ``"elicitation.url"``)."""
         return has(self.client_capabilities, capability)
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the client has cancelled this request: a long loop can check it and stop.
+
+        (The handler's task is cancelled as well; this is for work that shields itself.)
+        """
+        return self.connection.session.is_cancelled(self.request.id)
+
+    async def shield(self, work: Awaitable[T]) -> T:
+        """Run ``work`` to the end even if the client cancels meanwhile (an open transaction).
+
+        If a cancellation arrived during it, it is honoured as soon as ``work`` is
+        done: ``CancelledError`` is raised then, and no answer is sent.
+        """
+        task = asyncio.ensure_future(work)
+        interrupted = False
+        while True:
+            try:
+                result = await asyncio.shield(task)
+                break
+            except asyncio.CancelledError:
+                if task.done() and not task.cancelled():
+                    result = task.result()
+                    interrupted = True
+                    break
+                if task.cancelled():
+                    raise
+                interrupted = True
+        if interrupted:
+            raise asyncio.CancelledError("cancelled by the client during a shielded section")
+        return result
+
+    def stages(self, stages: Sequence[str] | Mapping[str, float], total: float = 100.0) -> ProgressStages:
+        """Progress for multi-stage work on one monotonic scale (see ``ProgressStages``)."""
+        return ProgressStages(self, stages, total)
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far along the work is.
@@ -91,17 +142,19 @@ class Context:
 
         Handshake era: at or above the level set with ``logging/setLevel``
         (or the server's default). Stateless era: only when the request
-        carried a log level, and at or above it.
+        carried a log level, and at or above it. ``data`` is any JSON value;
+        secrets and personal data in it are redacted, and the rate is limited.
         """
+        self.log_nowait(level, data, logger)
+
+    def log_nowait(self, level: str, data: Any, logger: str | None = None) -> bool:
+        """``log`` for code that cannot await; True when the message was sent."""
         if level not in _RANK:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
         threshold = self.request.log_level if self.era == "modern" else self.server.log_level_for(self.connection)
         if threshold is None or _RANK[level] < _RANK[threshold]:
-            return
-        params: dict[str, Any] = {"level": level, "data": data}
-        if logger is not None:
-            params["logger"] = logger
-        self.connection.notify("notifications/message", params, related=self.request.id)
+            return False
+        return self.server.send_log(self.connection, self.request, level, data, logger)
 
     async def debug(self, data: Any, logger: str | None = None) -> None:
         await self.log("debug", data, logger)

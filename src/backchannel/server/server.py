@@ -24,9 +24,11 @@ from ..types import meta as M
 from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ..types.methods import methods_for
 from ..types.versions import VERSIONS, newer_first
-from .context import LOG_LEVELS, Context
+from .context import CURRENT_REQUEST, LOG_LEVELS, Context
 from .pagination import paginate
 from .prompts import RegisteredPrompt
+from .ratelimit import TokenBucket
+from .redaction import Redactor
 from .resources import RegisteredResource, RegisteredTemplate, build_resource, to_contents
 from .tools import RegisteredTool
 
@@ -34,14 +36,17 @@ if TYPE_CHECKING:
     from ..transports.http.app import HttpApp
 
 F = TypeVar("F", bound=Callable[..., Any])
+_DEFAULT_REDACTOR = Redactor()
 Route = Callable[[RequestReceived, Connection], Any]
 
 
 @dataclass(slots=True)
 class _PerConnection:
-    """What the handshake era keeps per session: the log level and resource subscriptions."""
+    """What the server keeps per connection: the handshake era's log level and resource
+    subscriptions, and the log rate limit."""
 
     log_level: str | None
+    bucket: TokenBucket
     subscriptions: set[str] = field(default_factory=set)
 
 
@@ -54,6 +59,9 @@ class Server:
     ``cache_ttl_ms`` and ``cache_scope`` are the caching hints stateless-era
     list results and ``server/discover`` carry. ``finish_grace`` is how long
     handlers still running may take to answer once the client's input ends.
+    Log messages pass ``log_redactor`` (None sends them as they are) and a
+    per-connection rate limit of ``log_rate`` a second with bursts of
+    ``log_burst``; what the limit drops is counted and reported.
     """
 
     def __init__(
@@ -70,6 +78,9 @@ class Server:
         cache_scope: str = "private",
         versions: tuple[str, ...] = VERSIONS,
         finish_grace: float = 2.0,
+        log_redactor: Redactor | None = _DEFAULT_REDACTOR,
+        log_rate: float = 50.0,
+        log_burst: int = 200,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError(f"page_size must be a positive number of items or None, not {page_size!r}")
@@ -89,6 +100,9 @@ class Server:
         self.cache_scope = cache_scope
         self.versions = versions
         self.finish_grace = finish_grace
+        self.log_redactor = log_redactor
+        self.log_rate = log_rate
+        self.log_burst = log_burst
         self._tools: dict[str, RegisteredTool] = {}
         self._prompts: dict[str, RegisteredPrompt] = {}
         self._resources: dict[str, RegisteredResource] = {}
@@ -313,6 +327,30 @@ class Server:
             if uri in listener.filters.get("resourceSubscriptions", ()):
                 listener.send("notifications/resources/updated", {"uri": uri})
 
+    def send_log(
+        self, connection: Connection, request: RequestReceived, level: str, data: Any, logger: str | None
+    ) -> bool:
+        """Send one log message for ``request``, redacted and rate limited; False when dropped."""
+        state = self._connections.get(connection)
+        if state is not None:
+            if not state.bucket.allow():
+                return False
+            dropped = state.bucket.take_dropped()
+            if dropped:
+                note = {"message": f"{dropped} log messages were dropped by the rate limit", "dropped": dropped}
+                self._emit_log(connection, request, "warning", note, "backchannel")
+        if self.log_redactor is not None:
+            data = self.log_redactor.redact(data)
+        self._emit_log(connection, request, level, data, logger)
+        return True
+
+    @staticmethod
+    def _emit_log(connection: Connection, request: RequestReceived, level: str, data: Any, logger: str | None) -> None:
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        connection.notify("notifications/message", params, related=request.id)
+
     def log_level_for(self, connection: Connection) -> str | None:
         state = self._connections.get(connection)
         return state.log_level if state is not None else self.default_log_level
@@ -320,6 +358,7 @@ class Server:
     # ----------------------------------------------------------- serving
 
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        CURRENT_REQUEST.set((self, connection, request))
         method = request.method
         route = self._routes.get(method)
         allowed = self._allowed.get(request.version or "")
@@ -336,7 +375,8 @@ class Server:
         session = Session(SessionConfig("server", info=self.info, versions=self.versions))
         grace = self.finish_grace if finish_grace is None else finish_grace
         connection = Connection(session, transport, self, finish_grace=grace)
-        self._connections[connection] = _PerConnection(self.default_log_level)
+        bucket = TokenBucket(self.log_rate, self.log_burst)
+        self._connections[connection] = _PerConnection(self.default_log_level, bucket)
         return connection
 
     async def serve(self, transport: Transport) -> None:
