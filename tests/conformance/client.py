@@ -28,6 +28,7 @@ from backchannel.types.versions import LEGACY_VERSIONS, MODERN_VERSIONS
 
 CLIENT_NAME = "backchannel-conformance-client"
 CLIENT_VERSION = "0.1.0"
+SETTLE_SECONDS = 1.0
 OVERALL_TIMEOUT = float(os.environ.get("BACKCHANNEL_CONFORMANCE_CLIENT_TIMEOUT", "90"))
 
 Scenario = Callable[[str], Awaitable[None]]
@@ -54,7 +55,7 @@ def era_for(version: str | None) -> str:
 
 def connect(url: str) -> Client:
     era = era_for(os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION"))
-    return Client.http(url, era=era, name=CLIENT_NAME, version=CLIENT_VERSION)  # type: ignore[attr-defined]
+    return Client.http(url, era=era, name=CLIENT_NAME, version=CLIENT_VERSION)
 
 
 def context() -> dict[str, Any]:
@@ -144,6 +145,11 @@ async def sse_retry(url: str) -> None:
     # the transport must wait that long and resume with GET + Last-Event-ID.
     async with connect(url) as client:
         await client.list_tools()
+        # The mock counts every GET as the reconnection. The client opens its standalone GET
+        # stream in the background once `notifications/initialized` is acknowledged; let it be
+        # established first, or a late one races the tools/call and reads as a reconnection made
+        # before the stream even closed.
+        await asyncio.sleep(SETTLE_SECONDS)
         result = await client.call_tool("test_reconnection", {}, timeout=30)
         log(f"test_reconnection: {result.content}")
 

@@ -17,6 +17,10 @@ Exit status: 0 when every leg passed.
 
 The client suite runs all its scenarios at once (the harness has no
 concurrency option), so per-scenario timeouts are generous.
+
+The harness runs under Node 22 with ``tests/peers/loopback-only.cjs`` (via
+``conformance_cmd``) plus ``sync-loopback-listen.cjs``, which keeps the mock
+servers' ``listen()`` synchronous (see that file).
 """
 
 from __future__ import annotations
@@ -203,6 +207,28 @@ def summary_section(stdout: str) -> str:
     return stdout[start:].strip() if start >= 0 else "(no summary section in the harness output)"
 
 
+def compact(section: str) -> str:
+    """The summary with passing scenarios and the expected-failure list folded into counts."""
+    kept: list[str] = []
+    passing = expected = 0
+    for line in section.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("✓ ") and not stripped.startswith("✓ Baseline"):
+            passing += 1
+        elif stripped.startswith("~ "):
+            expected += 1
+        elif stripped.startswith("Expected failures (in baseline)"):
+            continue
+        elif stripped or (kept and kept[-1]):
+            kept.append(line)
+    while len(kept) > 1 and not kept[1].strip():
+        del kept[1]
+    kept.insert(1, f"{passing} scenarios passed outright; failing or warning scenarios:")
+    if expected:
+        kept.append(f"{expected} failures matched the baseline (expected-failures.yml)")
+    return "\n".join(kept)
+
+
 def scenario_checks(out_dir: Path) -> dict[str, list[dict[str, Any]]]:
     """Checks per scenario from the ``checks.json`` files the harness wrote."""
     found: dict[str, list[dict[str, Any]]] = {}
@@ -255,7 +281,7 @@ def run_leg(leg: Leg, work: Path, budget: float) -> Outcome:
     ok = code == 0
     verdict = "PASS" if ok else ("TIMEOUT" if code is None else f"FAIL (harness exit {code})")
     print(f"\n##### {leg.name}: {verdict} in {seconds:.1f}s")
-    print(summary_section(stdout))
+    print(compact(summary_section(stdout)))
     if not ok:
         details = unexpected_details(stdout, out_dir)
         if details:

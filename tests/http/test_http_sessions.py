@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 
 from _http_harness import (
     LEGACY,
@@ -122,6 +124,10 @@ def test_unsupported_protocol_version_header_is_400() -> None:
                 )
                 error = assert_jsonrpc_error(response, 400, UNSUPPORTED_PROTOCOL_VERSION)
                 assert error["data"]["requested"] == version
+            bad = legacy_headers(session_id, version="1999-01-01")
+            get = await client.get("/mcp", headers={**bad, "accept": "text/event-stream"})
+            assert_jsonrpc_error(get, 400, UNSUPPORTED_PROTOCOL_VERSION)
+            assert_jsonrpc_error(await client.delete("/mcp", headers=bad), 400, UNSUPPORTED_PROTOCOL_VERSION)
             # Without the header, the negotiated version is assumed.
             fine = await client.post("/mcp", json=request("tools/list"), headers=legacy_headers(session_id, None))
             assert fine.status_code == 200 and "tools" in fine.json()["result"]
@@ -158,7 +164,8 @@ def test_notification_and_client_response_posts_are_202_with_no_body() -> None:
 
 def test_idle_timeout_ends_the_session_and_frees_its_memory() -> None:
     async def body() -> None:
-        app = make_server().http_app(session_idle_timeout=0.3)
+        server = make_server()
+        app = server.http_app(session_idle_timeout=0.3)
         async with asgi_client(app) as client:
             session_id = await open_session(client)
             # A streamed answer leaves events in the store, tied to the session.
@@ -166,12 +173,16 @@ def test_idle_timeout_ends_the_session_and_frees_its_memory() -> None:
                 "/mcp", json=call("slow", {"steps": 1}, progressToken="p"), headers=legacy_headers(session_id)
             )
             assert streamed.headers["content-type"] == "text/event-stream"
-            session = app.sessions.sessions[session_id]
+            session = weakref.ref(app.sessions.sessions[session_id])
+            connection = weakref.ref(app.sessions.sessions[session_id].connection)
             assert len(app.event_store) == 1  # type: ignore[arg-type]
             await wait_until(lambda: session_id not in app.sessions.sessions, timeout=3)
+            await wait_until(lambda: connection() is None or connection().closed.is_set())  # type: ignore[union-attr]
             assert len(app.event_store) == 0  # type: ignore[arg-type]
-            assert session.connection.closed.is_set()
-            assert not session.streams
+            await asyncio.sleep(0.05)
+            gc.collect()
+            assert session() is None and connection() is None  # nothing holds the ended session
+            assert len(server._connections) == 0
             response = await client.post("/mcp", json=request("tools/list"), headers=legacy_headers(session_id))
             assert_jsonrpc_error(response, 404, INVALID_REQUEST)
 

@@ -13,16 +13,18 @@ __all__ = ["Client"]
 
 import asyncio
 import contextlib
+import inspect
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 
 from ..protocol.events import NotificationReceived, RequestReceived
 from ..protocol.session import Session, SessionConfig
 from ..runtime.connection import Connection, ProgressCallback
+from ..runtime.ratelimit import TokenBucket
 from ..transports.base import Transport
 from ..types import meta as M
 from ..types.errors import (
@@ -34,6 +36,7 @@ from ..types.errors import (
     RequestTimeout,
 )
 from ..types.lifecycle import DiscoverResult
+from ..types.logging import LOGGING_LEVELS, LoggingLevel
 from ..types.prompts import GetPromptResult, ListPromptsResult, Prompt
 from ..types.resources import (
     ListResourcesResult,
@@ -45,9 +48,13 @@ from ..types.resources import (
 from ..types.tools import CallToolResult, ListToolsResult, Tool
 from ..types.versions import LATEST_LEGACY, MODERN_VERSIONS, VERSIONS, Era
 
+if TYPE_CHECKING:
+    import httpx
+
 EraChoice = Literal["auto", "legacy", "modern"]
 R = TypeVar("R", bound=msgspec.Struct)
 _VERSION = "0.1.0"
+_PROBE_ATTEMPTS = 3  # a server that keeps refusing the versions it lists is not followed forever
 
 
 class Client:
@@ -63,8 +70,16 @@ class Client:
         probe_timeout: float = 3.0,
         request_timeout: float | None = 60.0,
         versions: tuple[str, ...] = VERSIONS,
+        on_log: Callable[[dict[str, Any]], Awaitable[None] | None] | None = None,
+        log_rate: float = 100.0,
+        log_burst: int = 500,
     ) -> None:
         self.transport = transport
+        #: Called with the params of each ``notifications/message`` (level, logger, data).
+        self.on_log = on_log
+        self._log_bucket = TokenBucket(log_rate, log_burst)
+        #: Log messages dropped because the server sent more than ``log_rate`` a second.
+        self.dropped_log_messages = 0
         self.era_choice = era
         self.probe_timeout = probe_timeout
         self.request_timeout = request_timeout
@@ -94,6 +109,23 @@ class Client:
         from ..transports.stdio import StdioClientTransport
 
         return cls(StdioClientTransport(command, args, env=env, cwd=cwd), **options)
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        httpx_client: httpx.AsyncClient | None = None,
+        **options: Any,
+    ) -> Client:
+        """A client for the Streamable HTTP endpoint at ``url``, either era.
+
+        ``headers`` go on every request; ``httpx_client`` (closed by its owner, not
+        by us) chooses TLS, proxies, or an in-process ``httpx.ASGITransport``."""
+        from ..transports.http.client import HttpClientTransport
+
+        return cls(HttpClientTransport(url, headers=headers, httpx_client=httpx_client), **options)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -130,20 +162,27 @@ class Client:
 
     async def _connect(self) -> None:
         if self.era_choice != "legacy":
-            for version in reversed([v for v in self.session.config.versions if v in MODERN_VERSIONS]):
-                outcome = await self._probe(version)
+            ours = [v for v in reversed(self.session.config.versions) if v in MODERN_VERSIONS]
+            version: str | None = ours[0] if ours else None
+            for _ in range(_PROBE_ATTEMPTS):
+                if version is None:
+                    break
+                outcome, version = await self._probe(version)
                 if outcome == "modern":
                     return
                 if outcome == "legacy":
                     break
-                if self.era_choice == "modern":
-                    continue
             if self.era_choice == "modern":
                 raise RemoteProtocolError("the server does not speak a stateless-era version we support")
         await self._initialize()
 
-    async def _probe(self, version: str) -> Literal["modern", "legacy", "retry"]:
-        """One ``server/discover`` attempt: modern, legacy, or try another version."""
+    async def _probe(self, version: str) -> tuple[Literal["modern", "legacy", "retry"], str | None]:
+        """One ``server/discover`` attempt: modern, legacy, or retry with the version returned.
+
+        A -32022 naming a stateless-era version we speak means retry with it and never
+        fall back (the spec's rule); any other error, or no answer in time, means the
+        handshake era.
+        """
         try:
             result = await self.connection.request(
                 "server/discover", {}, modern_version=version, timeout=self.probe_timeout
@@ -152,10 +191,10 @@ class Client:
             if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
                 supported = exc.data.get("supported", []) if isinstance(exc.data, dict) else []
                 ours = [v for v in supported if v in MODERN_VERSIONS and v in self.session.config.versions]
-                return "retry" if ours else "legacy"
-            return "legacy"
+                return ("retry", ours[0]) if ours else ("legacy", None)
+            return "legacy", None
         except RequestTimeout:
-            return "legacy"
+            return "legacy", None
         discovered = msgspec.convert(result, DiscoverResult)
         offered = [v for v in discovered.supported_versions if v in MODERN_VERSIONS]
         chosen = version if version in offered or not offered else offered[0]
@@ -164,7 +203,7 @@ class Client:
         self.server_capabilities = result.get("capabilities") or {}
         self.server_info = (result.get("_meta") or {}).get(M.SERVER_INFO) or {}
         self.instructions = discovered.instructions
-        return "modern"
+        return "modern", chosen
 
     async def _initialize(self) -> None:
         # Ask for our newest handshake-era version: one we do not speak would be echoed back and refused.
@@ -185,8 +224,25 @@ class Client:
             return {}
         raise MethodNotFound(f"Method not found: {request.method}")
 
-    async def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None:
+    def handle_notification(self, notification: NotificationReceived, connection: Connection) -> Awaitable[None] | None:
+        if notification.method == "notifications/message" and self.on_log is not None:
+            # A flooding server costs a counter, never memory: excess messages are dropped here.
+            if not self._log_bucket.allow():
+                self.dropped_log_messages += 1
+                return None
+            outcome = self.on_log(notification.params)
+            return outcome if inspect.isawaitable(outcome) else None
         return None
+
+    async def set_logging_level(self, level: LoggingLevel) -> None:
+        """Ask for log messages at ``level`` and above: ``logging/setLevel`` in the handshake
+        era; in the stateless era the level rides in every request's ``_meta`` from now on."""
+        if level not in LOGGING_LEVELS:
+            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOGGING_LEVELS)}")
+        if self.session.era == "modern":
+            self.session.log_level = level
+        else:
+            await self.request("logging/setLevel", {"level": level})
 
     # -------------------------------------------------------------- calls
 
@@ -197,10 +253,19 @@ class Client:
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        progress_resets_timeout: bool = False,
+        max_timeout: float | None = None,
     ) -> dict[str, Any]:
-        """Send any request; the raw result dict. Timeout defaults to ``request_timeout``."""
+        """Send any request; the raw result dict. Timeout defaults to ``request_timeout``;
+        with ``progress_resets_timeout`` each progress notification restarts it, up to
+        ``max_timeout`` seconds in all."""
         result = await self.connection.request(
-            method, params, timeout=timeout or self.request_timeout, on_progress=on_progress
+            method,
+            params,
+            timeout=timeout or self.request_timeout,
+            on_progress=on_progress,
+            progress_resets_timeout=progress_resets_timeout,
+            max_timeout=max_timeout,
         )
         if result.get("resultType", "complete") != "complete":
             raise MCPError(
@@ -232,11 +297,23 @@ class Client:
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        progress_resets_timeout: bool = False,
+        max_timeout: float | None = None,
     ) -> CallToolResult:
+        """Call a tool. Cancelling the awaiting task, or ``timeout`` expiring, cancels the
+        call on the wire; see ``request`` for the progress-driven timeout."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        return await self._typed(CallToolResult, "tools/call", params, timeout=timeout, on_progress=on_progress)
+        return await self._typed(
+            CallToolResult,
+            "tools/call",
+            params,
+            timeout=timeout,
+            on_progress=on_progress,
+            progress_resets_timeout=progress_resets_timeout,
+            max_timeout=max_timeout,
+        )
 
     async def list_prompts_page(self, cursor: str | None = None) -> ListPromptsResult:
         return await self._typed(ListPromptsResult, "prompts/list", _cursor(cursor))

@@ -140,6 +140,8 @@ class Session:
         self.peer_info: dict[str, Any] = {}
         self.peer_capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
+        #: Client, stateless era: the log level put in every request's ``_meta`` (None: no logs).
+        self.log_level: str | None = None
         self._out: list[Outgoing] = []
         #: For each item of ``_out``, the peer's request it belongs to (HTTP routes by it).
         self._related: list[RequestId | None] = []
@@ -426,7 +428,10 @@ class Session:
 
     def modern_meta(self, version: str | None = None) -> dict[str, Any]:
         """The ``_meta`` keys every stateless-era request carries."""
-        return modern_meta(version or self.modern_version, self.config.capabilities, self.config.info)
+        meta = modern_meta(version or self.modern_version, self.config.capabilities, self.config.info)
+        if self.log_level is not None:
+            meta[M.LOG_LEVEL] = self.log_level
+        return meta
 
     def send_request(
         self,

@@ -53,7 +53,8 @@ class Handler(Protocol):
 
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]: ...
 
-    async def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None: ...
+    def handle_notification(self, notification: NotificationReceived, connection: Connection) -> Awaitable[None] | None:
+        """Called inline by the read loop: return quickly, or return an awaitable to run as a task."""
 
 
 class Connection:
@@ -135,7 +136,9 @@ class Connection:
                 task.cancel(event.reason)
         elif kind is NotificationReceived:
             assert isinstance(event, NotificationReceived)
-            self._spawn(self.handler.handle_notification(event, self))
+            outcome = self.handler.handle_notification(event, self)
+            if outcome is not None:
+                self._spawn(outcome)
         elif kind is HandshakeCompleted:
             assert isinstance(event, HandshakeCompleted)
             self.handshake_completed = event

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..protocol.events import NotificationReceived, RequestReceived
 from ..protocol.session import Session, SessionConfig
 from ..runtime.connection import Connection
+from ..runtime.ratelimit import TokenBucket
 from ..transports.base import Transport
 from ..types import meta as M
 from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound
@@ -27,7 +28,6 @@ from ..types.versions import VERSIONS, newer_first
 from .context import CURRENT_REQUEST, LOG_LEVELS, Context
 from .pagination import paginate
 from .prompts import RegisteredPrompt
-from .ratelimit import TokenBucket
 from .redaction import Redactor
 from .resources import RegisteredResource, RegisteredTemplate, build_resource, to_contents
 from .tools import RegisteredTool
@@ -367,7 +367,7 @@ class Server:
         result: dict[str, Any] = await route(request, connection)
         return result
 
-    async def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None:
+    def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None:
         return None  # roots/list_changed and friends arrive here once those features exist
 
     def connect(self, transport: Transport, *, finish_grace: float | None = None) -> Connection:

@@ -84,9 +84,11 @@ class HttpApp:
             return
         if scope["type"] != "http":
             return
-        path = (scope.get("root_path", "") + scope.get("path", "")).rstrip("/") or "/"
-        if path != self.path and scope.get("path", "").rstrip("/") not in ("", self.path):
-            await _reject(send, H.Rejection(404, InvalidRequest(f"no MCP endpoint at {path}; use {self.path}")))
+        # ASGI: ``path`` includes ``root_path`` (what a Mount in Starlette stripped off); compare the rest.
+        root, full = scope.get("root_path", ""), scope.get("path", "")
+        path = (full[len(root) :] if root and full.startswith(root) else full).rstrip("/") or "/"
+        if path != self.path and not (path == "/" and root.rstrip("/").endswith(self.path)):  # Mount("/x/mcp")
+            await _reject(send, H.Rejection(404, InvalidRequest(f"no MCP endpoint at {full}; use {root}{self.path}")))
             return
         headers = header_map(scope)
         rejection = H.check_host_and_origin(
@@ -253,7 +255,7 @@ class HttpApp:
     ) -> None:
         place = parse_event_id(last_event_id)
         stream = session.streams.get(place[0]) if place is not None else None
-        if place is None:
+        if place is None or stream is None:  # not ours, or another session's stream: replay nothing
             await _reject(send, H.Rejection(400, InvalidRequest(f"unknown Last-Event-ID {last_event_id!r}")))
             return
         stream_id, position = place
@@ -288,6 +290,11 @@ class HttpApp:
         session = self.sessions.get(session_id, principal)
         if session is None:
             await _reject(send, H.Rejection(404, InvalidRequest("session not found; start a new one with initialize")))
+            return None
+        rejection = H.check_protocol_version_header(headers, expected=session.version, supported=LEGACY_VERSIONS)
+        if rejection is not None:  # GET and DELETE carry the header too (2025-11-25 §Protocol Version Header)
+            await _reject(send, rejection)
+            return None
         return session
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
@@ -363,7 +370,11 @@ async def _pump_plain(send: Send, receive: Receive, feed: MessageFeed) -> None:
             if getter not in done:
                 getter.cancel()
                 return
-            event = encode_event(encode_message(getter.result()).decode())
+            message = getter.result()
+            if message is CLOSE_STREAM:  # the session ended
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            event = encode_event(encode_message(message).decode())
             await send({"type": "http.response.body", "body": event, "more_body": True})
     finally:
         watcher.cancel()

@@ -23,7 +23,7 @@ from ...protocol.events import Outgoing, RequestId
 from ..base import Transport, TransportClosed, wire_messages
 from .auth import Principal
 from .event_store import EventStore
-from .streams import CLOSE_STREAM, MessageFeed, ResumableStream
+from .streams import CLOSE_STREAM, END_STREAM, MessageFeed, ResumableStream
 
 if TYPE_CHECKING:
     from ...server.server import Server
@@ -75,6 +75,8 @@ class _SessionTransport(Transport):
         if not self._closed:
             self._closed = True
             self.inbox.put_nowait(None)
+            if self.standalone is not None:
+                self.standalone.put(CLOSE_STREAM)  # end the GET stream too
 
 
 class LegacySession:
@@ -104,6 +106,14 @@ class LegacySession:
     def feed_messages(self, messages: list[Any]) -> None:
         self.touch()
         self.transport.inbox.put_nowait(messages)
+        for message in messages:  # a cancelled request gets no answer: its stream must end anyway
+            if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+                params = message.get("params")
+                cancelled = params.get("requestId") if isinstance(params, dict) else None
+                known = isinstance(cancelled, str | int) and not isinstance(cancelled, bool)
+                feed = self.transport.feeds.get(cancelled) if known else None  # type: ignore[arg-type]
+                if feed is not None:
+                    feed.put(END_STREAM)
 
     def open_feed(self, request_id: RequestId) -> MessageFeed:
         feed = MessageFeed(request_id)
@@ -139,7 +149,8 @@ class LegacySession:
             task.cancel()
         await self.transport.close()
         await self.connection.close()
-        for stream_id in self.streams:
+        for stream_id, stream in self.streams.items():
+            stream.detach()  # end any response still carrying it
             await self.store.forget(stream_id)
         self.streams.clear()
         await asyncio.gather(self._runner, return_exceptions=True)

@@ -9,7 +9,15 @@ broke gets the rest with ``GET`` and ``Last-Event-ID``.
 
 from __future__ import annotations
 
-__all__ = ["CLOSE_STREAM", "SSE_HEADERS", "MessageFeed", "ResumableStream", "encode_message", "is_answer_to"]
+__all__ = [
+    "CLOSE_STREAM",
+    "END_STREAM",
+    "SSE_HEADERS",
+    "MessageFeed",
+    "ResumableStream",
+    "encode_message",
+    "is_answer_to",
+]
 
 import asyncio
 import contextlib
@@ -42,6 +50,8 @@ def is_answer_to(message: Any, request_id: RequestId | None) -> bool:
 
 #: Put in a feed by ``Context.close_sse_stream``: end the HTTP response now, keep the stream.
 CLOSE_STREAM: dict[str, Any] = {}
+#: Put in a feed when the client cancels its request: no answer will come, so end the stream.
+END_STREAM: dict[str, Any] = {}
 
 
 class MessageFeed:
@@ -85,6 +95,8 @@ class ResumableStream:
             if message is CLOSE_STREAM:
                 self.detach()
                 continue
+            if message is END_STREAM:
+                break
             self.position += 1
             event = encode_event(encode_message(message).decode(), event_id=f"{self.stream_id}_{self.position}")
             await self.store.store(self.stream_id, self.position, event)
