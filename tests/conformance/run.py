@@ -62,6 +62,7 @@ SERVER_START_TIMEOUT_S = 30.0
 TOTAL_BUDGET_S = 460.0
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+PASSING_SCENARIO = re.compile(r"^✓ \S+: \d+ passed, \d+ failed")
 TIMESTAMP_SUFFIX = re.compile(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
 
 
@@ -213,7 +214,7 @@ def compact(section: str) -> str:
     passing = expected = 0
     for line in section.splitlines():
         stripped = line.strip()
-        if stripped.startswith("✓ ") and not stripped.startswith("✓ Baseline"):
+        if PASSING_SCENARIO.match(stripped):
             passing += 1
         elif stripped.startswith("~ "):
             expected += 1

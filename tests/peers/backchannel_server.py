@@ -11,6 +11,7 @@ surface as ``pysdk_server.py`` (same names and shapes) so ``pysdk_client.py`` ca
 * resources: static ``res://hello`` (text) and template ``res://items/{id}``.
 
 ``--page-size N`` sets ``Server(page_size=N)`` for every list method (0 = one page).
+``--http PORT`` serves Streamable HTTP on ``http://127.0.0.1:PORT/mcp`` (both eras) instead of stdio.
 """
 
 from __future__ import annotations
@@ -89,8 +90,13 @@ def build_server(page_size: int = 0) -> Server:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--page-size", type=int, default=0, help="page size of every list (0 = one page)")
+    parser.add_argument("--http", type=int, metavar="PORT", default=None, help="serve HTTP on 127.0.0.1:PORT")
     ns = parser.parse_args()
-    build_server(ns.page_size).run()
+    server = build_server(ns.page_size)
+    if ns.http is not None:
+        server.run_http("127.0.0.1", ns.http)
+    else:
+        server.run()
 
 
 if __name__ == "__main__":

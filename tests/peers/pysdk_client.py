@@ -3,6 +3,10 @@
 Usage::
 
     python tests/peers/pysdk_client.py --mode legacy|2026-07-28 [--plan JSON] [--timeout S] -- CMD [ARG...]
+    python tests/peers/pysdk_client.py --mode legacy|2026-07-28 [--plan JSON] [--timeout S] --url URL
+
+``--url URL`` connects over Streamable HTTP instead of spawning a stdio server: the URL string
+goes straight to ``Client(URL, ...)``, which mcp 2.3.0 wraps in ``streamable_http_client``.
 
 ``--mode`` is passed to ``mcp.client.client.Client(mode=...)``: ``legacy`` runs the
 ``initialize`` handshake, ``2026-07-28`` adopts that version directly (no handshake, every
@@ -127,9 +131,15 @@ async def run_step(client: Client, step: dict[str, Any]) -> Any:
     raise ValueError(f"unknown op {op!r}")
 
 
-async def amain(mode: str, plan: list[dict[str, Any]], command: list[str], request_timeout: float) -> int:
-    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
-    client = Client(params, mode=mode, read_timeout_seconds=request_timeout, cache=None)
+async def amain(
+    mode: str, plan: list[dict[str, Any]], command: list[str], request_timeout: float, url: str | None = None
+) -> int:
+    server: str | StdioServerParameters
+    if url is not None:
+        server = url
+    else:
+        server = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    client = Client(server, mode=mode, read_timeout_seconds=request_timeout, cache=None)
     out: dict[str, Any] = {"mode": mode}
     try:
         with anyio.fail_after(request_timeout * (len(plan) + 2)):
@@ -158,15 +168,16 @@ async def amain(mode: str, plan: list[dict[str, Any]], command: list[str], reque
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if "--" not in argv:
-        print("usage: pysdk_client.py --mode MODE [--plan JSON] -- CMD [ARG...]", file=sys.stderr)
+    if "--" not in argv and "--url" not in argv:
+        print("usage: pysdk_client.py --mode MODE [--plan JSON] (--url URL | -- CMD [ARG...])", file=sys.stderr)
         return 64
-    split = argv.index("--")
+    split = argv.index("--") if "--" in argv else len(argv)
     own, command = argv[:split], argv[split + 1 :]
     parser = argparse.ArgumentParser(prog="pysdk_client.py")
     parser.add_argument("--mode", default="legacy", help="legacy | auto | 2026-07-28")
     parser.add_argument("--plan", default=None, help="JSON list of {op, args}")
     parser.add_argument("--timeout", type=float, default=20.0, help="per-request read timeout (s)")
+    parser.add_argument("--url", default=None, help="Streamable HTTP endpoint (instead of a stdio command)")
     parser.add_argument(
         "--exclude-unset",
         action="store_true",
@@ -175,13 +186,15 @@ def main(argv: list[str] | None = None) -> int:
     ns = parser.parse_args(own)
     global EXCLUDE_UNSET
     EXCLUDE_UNSET = ns.exclude_unset
-    if not command:
-        parser.error("missing server command after --")
+    if not command and ns.url is None:
+        parser.error("missing server command after -- (or --url)")
+    if command and ns.url is not None:
+        parser.error("give either --url or a server command, not both")
     plan = DEFAULT_PLAN if ns.plan is None else json.loads(ns.plan)
     if not isinstance(plan, list):
         parser.error("--plan must be a JSON list")
     warnings.simplefilter("ignore")  # deprecation warnings (ping, etc.) must not clutter stderr
-    return anyio.run(amain, ns.mode, plan, command, ns.timeout)
+    return anyio.run(amain, ns.mode, plan, command, ns.timeout, ns.url)
 
 
 if __name__ == "__main__":

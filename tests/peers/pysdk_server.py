@@ -18,6 +18,11 @@ Pagination: MCPServer 2.3.0 does NOT paginate any list (its handlers ignore the 
 return everything). ``--page-size N`` (N > 0) makes this peer paginate ``tools/list`` with
 an opaque cursor so a client's cursor walk can be exercised; the default (0) keeps the
 SDK's unpaginated behaviour (29 tools in one page).
+
+``--http PORT`` serves Streamable HTTP (``MCPServer.run("streamable-http")``, uvicorn) on
+``http://127.0.0.1:PORT/mcp`` instead of stdio; the SDK routes a POST whose
+``MCP-Protocol-Version`` header is a non-handshake version to its 2026-07-28 handler, and
+everything else to its session-based handshake-era transport.
 """
 
 from __future__ import annotations
@@ -130,8 +135,13 @@ def build_server(page_size: int = 0) -> MCPServer[Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--page-size", type=int, default=0, help="paginate tools/list (0 = SDK default: off)")
+    parser.add_argument("--http", type=int, metavar="PORT", default=None, help="serve HTTP on 127.0.0.1:PORT")
     ns = parser.parse_args()
-    build_server(ns.page_size).run("stdio")
+    server = build_server(ns.page_size)
+    if ns.http is not None:
+        server.run("streamable-http", host="127.0.0.1", port=ns.http)
+    else:
+        server.run("stdio")
 
 
 if __name__ == "__main__":

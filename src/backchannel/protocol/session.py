@@ -237,7 +237,8 @@ class Session:
             token = meta.get(M.PROGRESS_TOKEN)
             if token is not None and not _valid_token(token):
                 raise InvalidParams("_meta.progressToken must be a string or an integer")
-            if method != "initialize" and M.PROTOCOL_VERSION in meta:
+            # The envelope decides the era, even for `initialize` (which 2026-07-28 does not have).
+            if M.PROTOCOL_VERSION in meta:
                 event = self._modern_request(request_id, method, params, meta)
                 self._inbound[request_id] = _Inbound(method, "modern", token=token)
                 return [event]
@@ -507,7 +508,7 @@ class Session:
         if record.state is InboundState.CANCELLED:
             return False
         result = stamp_modern_result(result, self.config.info) if record.era == "modern" else legacy_result(result)
-        if record.method == "initialize":
+        if record.method == "initialize" and record.era == "legacy":
             self._move(SessionInput.SEND_INITIALIZE_RESULT)
         self._emit({"jsonrpc": "2.0", "id": request_id, "result": result}, request_id)
         return True
@@ -521,7 +522,7 @@ class Session:
         record = self._finish_inbound(request_id)
         if record.state is InboundState.CANCELLED:
             return False
-        if record.method == "initialize":
+        if record.method == "initialize" and record.era == "legacy":
             self._move(SessionInput.SEND_INITIALIZE_ERROR)
         if record.era == "modern" and error.code == RESOURCE_NOT_FOUND:
             body = error.to_error()

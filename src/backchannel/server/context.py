@@ -7,24 +7,26 @@ this request, so the same handler code serves both eras.
 
 from __future__ import annotations
 
-__all__ = ["CURRENT_REQUEST", "LOG_LEVELS", "Context"]
+__all__ = ["CURRENT_CONTEXT", "LOG_LEVELS", "Context"]
 
 import asyncio
 from collections.abc import Awaitable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..protocol.capabilities import has
+from ..protocol.capabilities import has, require
 from ..protocol.events import RequestReceived
+from ..types.errors import InvalidParams, MissingCapability
 from ..types.versions import Era
+from .mrtr import InputRequired, Round
 from .progress import ProgressStages
 
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
     from .server import Server
 
-#: The request the running handler serves; set by the server for each request's task.
-CURRENT_REQUEST: ContextVar[tuple[Server, Connection, RequestReceived]] = ContextVar("backchannel_request")
+#: The context of the request the running handler serves; set by the server in each request's task.
+CURRENT_CONTEXT: ContextVar[Context] = ContextVar("backchannel_context")
 
 T = TypeVar("T")
 
@@ -44,18 +46,19 @@ _RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 class Context:
     """The request being served: progress, logging and facts about the client."""
 
-    __slots__ = ("connection", "request", "server")
+    __slots__ = ("connection", "request", "round", "server")
 
     def __init__(self, server: Server, connection: Connection, request: RequestReceived) -> None:
         self.server = server
         self.connection = connection
         self.request = request
+        #: Stateless era, on tools/call, prompts/get and resources/read: this run's answers.
+        self.round: Round | None = None
 
     @classmethod
     def current(cls) -> Context | None:
         """The context of the request the calling code runs for, or None outside a handler."""
-        found = CURRENT_REQUEST.get(None)
-        return cls(*found) if found is not None else None
+        return CURRENT_CONTEXT.get(None)
 
     @property
     def request_id(self) -> int | str:
@@ -80,6 +83,42 @@ class Context:
     def client_supports(self, capability: str) -> bool:
         """Whether the client declared ``capability`` (a dotted path like ``"elicitation.url"``)."""
         return has(self.client_capabilities, capability)
+
+    async def request_input(
+        self, method: str, params: dict[str, Any], capability: str, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Ask the client something (``elicitation/create``, ``roots/list``,
+        ``sampling/createMessage``) and return its answer, in either era.
+
+        Handshake era: a request on the live connection (on HTTP, on this request's
+        stream). Stateless era: the handler stops here, the client is sent an
+        ``InputRequiredResult``, and when it retries with the answer the handler
+        runs again from the top and this call returns the answer. Raises
+        ``MissingCapability`` (-32021) when the client did not declare ``capability``.
+        """
+        require(self.client_capabilities, capability)
+        if self.era == "legacy":
+            return await self.connection.request(method, params, related=self.request.id, timeout=timeout)
+        if self.round is None:
+            raise MissingCapability(
+                capability, f"{self.request.method} cannot ask the client anything in the stateless era"
+            )
+        key = self.round.next_key(method)
+        answer = self.round.answers.get(key)
+        if answer is None:
+            request: dict[str, Any] = {"method": method}
+            if params:
+                request["params"] = params
+            raise InputRequired(key, request)
+        return answer  # type: ignore[no-any-return]
+
+    async def list_roots(self) -> list[dict[str, Any]]:
+        """The client's roots (``file://`` URIs with optional names)."""
+        answer = await self.request_input("roots/list", {}, "roots")
+        roots = answer.get("roots")
+        if not isinstance(roots, list):
+            raise InvalidParams("the client's roots/list answer has no roots list")
+        return roots
 
     @property
     def cancelled(self) -> bool:

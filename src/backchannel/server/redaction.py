@@ -36,7 +36,8 @@ DEFAULT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("bearer", r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]+=*"),
     ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"),
     ("email", r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b"),
-    ("phone", r"(?<![\w.])\+?\d[\d ().-]{7,}\d(?![\w.])"),
+    # Not an ISO date (2025-11-25), which has the shape of a number with dashes.
+    ("phone", r"(?<![\w.])(?!\d{4}-\d\d-\d\d(?!\d))\+?\d[\d ().-]{7,}\d(?![\w.])"),
 )
 
 _MAX_DEPTH = 32

@@ -25,7 +25,8 @@ from ..types import meta as M
 from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ..types.methods import methods_for
 from ..types.versions import VERSIONS, newer_first
-from .context import CURRENT_REQUEST, LOG_LEVELS, Context
+from .context import CURRENT_CONTEXT, LOG_LEVELS, Context
+from .mrtr import InputRequired, Round, StateSealer
 from .pagination import paginate
 from .prompts import RegisteredPrompt
 from .redaction import Redactor
@@ -62,6 +63,9 @@ class Server:
     Log messages pass ``log_redactor`` (None sends them as they are) and a
     per-connection rate limit of ``log_rate`` a second with bursts of
     ``log_burst``; what the limit drops is counted and reported.
+    ``state_key`` seals the ``requestState`` of stateless-era multi-round
+    requests (random per process by default: give every worker the same key),
+    valid for ``state_ttl`` seconds.
     """
 
     def __init__(
@@ -81,6 +85,8 @@ class Server:
         log_redactor: Redactor | None = _DEFAULT_REDACTOR,
         log_rate: float = 50.0,
         log_burst: int = 200,
+        state_key: bytes | None = None,
+        state_ttl: float = 600.0,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError(f"page_size must be a positive number of items or None, not {page_size!r}")
@@ -103,6 +109,7 @@ class Server:
         self.log_redactor = log_redactor
         self.log_rate = log_rate
         self.log_burst = log_burst
+        self.state_sealer = StateSealer(state_key, state_ttl)
         self._tools: dict[str, RegisteredTool] = {}
         self._prompts: dict[str, RegisteredPrompt] = {}
         self._resources: dict[str, RegisteredResource] = {}
@@ -358,7 +365,7 @@ class Server:
     # ----------------------------------------------------------- serving
 
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-        CURRENT_REQUEST.set((self, connection, request))
+        CURRENT_CONTEXT.set(Context(self, connection, request))
         method = request.method
         route = self._routes.get(method)
         allowed = self._allowed.get(request.version or "")
@@ -457,9 +464,13 @@ class Server:
         if tool is None:
             raise InvalidParams(f"Unknown tool: {name}", data={"name": name})
         kwargs = tool.parameters.validate(params.get("arguments"))
+        context = self._context_for(request)
         if tool.parameters.context_parameter is not None:
-            kwargs[tool.parameters.context_parameter] = Context(self, connection, request)
-        value = await tool.fn(**kwargs) if tool.is_async else tool.fn(**kwargs)
+            kwargs[tool.parameters.context_parameter] = context
+        try:
+            value = await tool.fn(**kwargs) if tool.is_async else tool.fn(**kwargs)
+        except InputRequired as needed:
+            return self._input_required(context, needed)
         return tool.to_result(value)
 
     async def _get_prompt(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
@@ -471,16 +482,26 @@ class Server:
         if prompt is None:
             raise InvalidParams(f"Unknown prompt: {name}", data={"name": name})
         kwargs = prompt.parameters.validate(params.get("arguments"))
+        context = self._context_for(request)
         if prompt.parameters.context_parameter is not None:
-            kwargs[prompt.parameters.context_parameter] = Context(self, connection, request)
-        return prompt.to_result(await _call(prompt.fn, kwargs))
+            kwargs[prompt.parameters.context_parameter] = context
+        try:
+            return prompt.to_result(await _call(prompt.fn, kwargs))
+        except InputRequired as needed:
+            return self._input_required(context, needed)
 
     async def _read_resource(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         uri = request.params.get("uri")
         if not isinstance(uri, str):
             raise InvalidParams("resources/read: params.uri must be a string")
+        try:
+            return await self._read(uri, request)
+        except InputRequired as needed:
+            return self._input_required(CURRENT_CONTEXT.get(), needed)
+
+    async def _read(self, uri: str, request: RequestReceived) -> dict[str, Any]:
         resource = self._resources.get(uri)
-        context = Context(self, connection, request)
+        context = self._context_for(request)
         if resource is not None:
             kwargs: dict[str, Any] = {}
             if resource.context_parameter is not None:
@@ -504,6 +525,17 @@ class Server:
         if request.era == "modern":
             result.update(ttlMs=0, cacheScope=self.cache_scope)
         return result
+
+    def _context_for(self, request: RequestReceived) -> Context:
+        """This request's context; in the stateless era with the round's answers loaded."""
+        context = CURRENT_CONTEXT.get()
+        if request.era == "modern" and context.round is None:
+            context.round = Round.start(self.state_sealer, request.method, request.params)
+        return context
+
+    def _input_required(self, context: Context, needed: InputRequired) -> dict[str, Any]:
+        assert context.round is not None, "InputRequired is raised only in the stateless era"
+        return context.round.input_required(self.state_sealer, needed)
 
     async def _subscribe(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         uri = request.params.get("uri")

@@ -140,7 +140,11 @@ class HttpApp:
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         session_id = headers.get("mcp-session-id")
-        modern = isinstance(meta, dict) and M.PROTOCOL_VERSION in meta and message.get("method") != "initialize"
+        # The body's envelope is the routing key (CHANGES §13); a stateless-era version header on a
+        # request whose envelope is missing still means that era, so its answer is -32602, not "no session".
+        modern = (isinstance(meta, dict) and M.PROTOCOL_VERSION in meta) or (
+            H.protocol_version_header(headers) in MODERN_VERSIONS and message.get("method") != "initialize"
+        )
         if kind == "request" and modern:
             # The body is the routing key (CHANGES §13): a session header, if any, is ignored.
             await self._post_modern(message, headers, receive, send)

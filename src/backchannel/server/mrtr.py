@@ -1,0 +1,133 @@
+"""Multi round-trip requests (2026-07-28 mrtr.mdx): one handler, both eras.
+
+In the stateless era a server may not send requests of its own. A handler that
+asks the client something (``ctx.elicit``, ``ctx.list_roots``, ``ctx.sample``)
+instead stops with ``InputRequired``; the request is answered with an
+``InputRequiredResult``, and the client retries it with the answers. The handler
+then runs again from the top, and this time the question is answered from
+``inputResponses``. Answers of earlier rounds ride along in ``requestState``,
+sealed here: HMAC-SHA256 under the server's key, an expiry, and bound to the
+method and its arguments, so a client can neither forge nor reuse them elsewhere,
+and any worker that shares the key can serve the retry.
+"""
+
+from __future__ import annotations
+
+__all__ = ["InputRequired", "Round", "StateSealer", "binding_of"]
+
+import base64
+import hashlib
+import hmac
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from ..types.errors import InvalidParams
+
+_encode = msgspec.json.Encoder(order="sorted").encode
+_decode = msgspec.json.decode
+
+
+class InputRequired(Exception):
+    """Raised inside a handler to stop this round and ask the client ``request``."""
+
+    def __init__(self, key: str, request: dict[str, Any]) -> None:
+        super().__init__(f"input required: {request.get('method')}")
+        self.key = key
+        self.request = request
+
+
+def binding_of(method: str, params: dict[str, Any]) -> str:
+    """What a sealed state is bound to: the method, the target, and a digest of the arguments."""
+    target = params.get("name", params.get("uri", ""))
+    arguments = _encode(params.get("arguments") or {})
+    return f"{method}\x00{target}\x00{hashlib.sha256(arguments).hexdigest()}"
+
+
+class StateSealer:
+    """Seals ``requestState``; ``key`` must be shared by every worker that may serve a retry."""
+
+    def __init__(self, key: bytes | None = None, ttl: float = 600.0, clock: Callable[[], float] = time.time) -> None:
+        self.key = key or secrets.token_bytes(32)
+        self.ttl = ttl
+        self._clock = clock
+
+    def seal(self, payload: dict[str, Any], binding: str) -> str:
+        body = _encode({"b": binding, "exp": self._clock() + self.ttl, "p": payload})
+        mac = hmac.new(self.key, body, hashlib.sha256).digest()
+        return f"{_b64(body)}.{_b64(mac)}"
+
+    def open(self, token: Any, binding: str) -> dict[str, Any]:
+        """The payload of a state we sealed for ``binding``; ``InvalidParams`` for anything else."""
+        if not isinstance(token, str) or token.count(".") != 1:
+            raise InvalidParams("requestState is malformed; send back exactly what the server sent")
+        body_text, mac_text = token.split(".")
+        try:
+            body, mac = _unb64(body_text), _unb64(mac_text)
+        except ValueError:
+            raise InvalidParams("requestState is malformed; send back exactly what the server sent") from None
+        if not hmac.compare_digest(mac, hmac.new(self.key, body, hashlib.sha256).digest()):
+            raise InvalidParams("requestState failed verification: it was altered or sealed by another server")
+        state = _decode(body)
+        if state.get("b") != binding:
+            raise InvalidParams("requestState belongs to a different request; retry with the same method and arguments")
+        if state.get("exp", 0) < self._clock():
+            raise InvalidParams("requestState has expired; start the request again")
+        payload = state.get("p")
+        return payload if isinstance(payload, dict) else {}
+
+
+@dataclass(slots=True)
+class Round:
+    """One run of a handler in the stateless era: the answers it may use and the questions asked."""
+
+    binding: str
+    answers: dict[str, Any] = field(default_factory=dict)
+    asked: int = 0
+
+    def next_key(self, method: str) -> str:
+        # Questions are numbered in the order the handler asks them, which a re-run repeats.
+        self.asked += 1
+        return f"q{self.asked}:{method}"
+
+    @classmethod
+    def start(cls, sealer: StateSealer, method: str, params: dict[str, Any]) -> Round:
+        """The round for a (re)try: earlier answers from ``requestState``, new ones from ``inputResponses``."""
+        binding = binding_of(method, params)
+        answers: dict[str, Any] = {}
+        pending: list[str] = []
+        state = params.get("requestState")
+        if state is not None:
+            payload = sealer.open(state, binding)
+            answers.update(payload.get("answers", {}))
+            pending = list(payload.get("pending", []))
+        responses = params.get("inputResponses")
+        if responses is not None:
+            if not isinstance(responses, dict):
+                raise InvalidParams("inputResponses must be an object keyed like the inputRequests")
+            for key in pending:  # unknown keys are ignored, as mrtr.mdx asks
+                if key in responses:
+                    if not isinstance(responses[key], dict):
+                        raise InvalidParams(f"inputResponses[{key!r}] must be an object")
+                    answers[key] = responses[key]
+        return cls(binding, answers)
+
+    def input_required(self, sealer: StateSealer, needed: InputRequired) -> dict[str, Any]:
+        """The ``InputRequiredResult`` that ends this round."""
+        state = sealer.seal({"answers": self.answers, "pending": [needed.key]}, self.binding)
+        return {"resultType": "input_required", "inputRequests": {needed.key: needed.request}, "requestState": state}
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (ValueError, TypeError) as exc:
+        raise ValueError(str(exc)) from exc
