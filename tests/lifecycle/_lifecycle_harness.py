@@ -33,20 +33,22 @@ def run(make: Callable[[], Awaitable[T]], bound: float = BOUND) -> T:
 class Wire(Transport):
     """The server's transport, recording what it received (from the client) and wrote."""
 
-    def __init__(self, inner: MemoryTransport) -> None:
+    def __init__(self, inner: MemoryTransport, *, keep: bool = True) -> None:
         self.inner = inner
+        self.keep = keep  # False: record nothing (a test measuring memory)
         self.received: list[dict[str, Any]] = []
         self.written: list[dict[str, Any]] = []
 
     async def receive(self) -> list[Any] | None:
         batch = await self.inner.receive()
-        if batch:
+        if batch and self.keep:
             self.received.extend(m for m in batch if isinstance(m, dict))
         return batch
 
     def write(self, items: list[Outgoing]) -> None:
         self.inner.write(items)
-        self.written.extend(wire_messages(items))
+        if self.keep:
+            self.written.extend(wire_messages(items))
 
     async def drain(self) -> None:
         await self.inner.drain()
@@ -79,11 +81,12 @@ class Wire(Transport):
 
 @contextlib.asynccontextmanager
 async def serving(
-    server: Server, era: str = "legacy", **client_options: Any
+    server: Server, era: str = "legacy", *, record: bool = True, **client_options: Any
 ) -> AsyncIterator[tuple[Client, Connection, Wire]]:
-    """A ``Client`` in ``era`` connected to ``server``; yields (client, server connection, wire)."""
+    """A ``Client`` in ``era`` connected to ``server``; yields (client, server connection, wire).
+    ``record=False`` keeps no copy of the traffic."""
     client_side, server_side = memory_pair()
-    wire = Wire(server_side)
+    wire = Wire(server_side, keep=record)
     connection = server.connect(wire)
     runner = asyncio.create_task(connection.run())
     client_options.setdefault("request_timeout", 30.0)
@@ -104,7 +107,7 @@ async def settle(client: Client) -> None:
 async def until(condition: Callable[[], object], what: str = "condition", limit: float = 5.0) -> None:
     """Poll ``condition`` (cheap, synchronous) until true; fail after ``limit`` seconds."""
     async with asyncio.timeout(limit):
-        while not condition():
+        while not condition():  # noqa: ASYNC110 - the condition is plain state, not an event
             await asyncio.sleep(0.001)
 
 

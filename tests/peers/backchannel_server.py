@@ -12,16 +12,20 @@ surface as ``pysdk_server.py`` (same names and shapes) so ``pysdk_client.py`` ca
 
 ``--page-size N`` sets ``Server(page_size=N)`` for every list method (0 = one page).
 ``--http PORT`` serves Streamable HTTP on ``http://127.0.0.1:PORT/mcp`` (both eras) instead of stdio.
+``--lifecycle`` adds the operation-lifecycle tools (issue #6; see ``add_lifecycle_tools``):
+``slow_progress(steps, delay)``, ``chatty(tag)`` and ``lifecycle_status()``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from backchannel.server import Server
+from backchannel.server import Context, Server
 from backchannel.types.errors import ToolError
 
 FILLER_TOOLS = [f"t{i:02d}" for i in range(25)]
@@ -87,12 +91,68 @@ def build_server(page_size: int = 0) -> Server:
     return server
 
 
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def add_lifecycle_tools(server: Server) -> None:
+    """Tools for progress, cancellation and logging:
+
+    * ``slow_progress(steps=5, delay=0.05)``: ``steps`` progress notifications (``i`` of total
+      ``steps``, message ``"step i/steps"``), ``delay`` seconds apart; answers ``"<steps> steps"``.
+    * ``chatty(tag)``: one log message at each of the eight levels, data ``{"tag", "level"}``,
+      logger ``"chatty"`` (the client's level decides which are sent).
+    * ``lifecycle_status()``: once no ``slow_progress`` runs (waits up to 5 s), how many started,
+      finished and were cancelled, and the server's tables apart from this request itself.
+    """
+    counts = {"started": 0, "finished": 0, "cancelled": 0, "running": 0}
+
+    @server.tool(description="Report progress in steps, delay seconds apart.", structured_output=False)
+    async def slow_progress(ctx: Context, steps: int = 5, delay: float = 0.05) -> str:
+        counts["started"] += 1
+        counts["running"] += 1
+        try:
+            for i in range(1, steps + 1):
+                await asyncio.sleep(delay)
+                await ctx.report_progress(i, total=steps, message=f"step {i}/{steps}")
+        except asyncio.CancelledError:
+            counts["cancelled"] += 1
+            raise
+        finally:
+            counts["running"] -= 1
+        counts["finished"] += 1
+        return f"{steps} steps"
+
+    @server.tool(description="Log once at each of the eight levels.", structured_output=False)
+    async def chatty(tag: str, ctx: Context) -> str:
+        for level in LOG_LEVELS:
+            await ctx.log(level, {"tag": tag, "level": level}, logger="chatty")
+        return tag
+
+    @server.tool(description="Counts of slow_progress calls and the server's own tables.")
+    async def lifecycle_status(ctx: Context) -> dict[str, Any]:
+        for _ in range(500):
+            if counts["running"] == 0:
+                break
+            await asyncio.sleep(0.01)
+        connection = ctx.connection
+        return {
+            **counts,
+            "active_handlers": connection.active_handlers - 1,
+            "pending_inbound": connection.session.pending_inbound - 1,
+            "pending_outbound": connection.session.pending_outbound,
+            "active_progress_tokens": connection.session.active_progress_tokens,
+        }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--page-size", type=int, default=0, help="page size of every list (0 = one page)")
+    parser.add_argument("--lifecycle", action="store_true", help="add the progress/cancellation/logging tools")
     parser.add_argument("--http", type=int, metavar="PORT", default=None, help="serve HTTP on 127.0.0.1:PORT")
     ns = parser.parse_args()
     server = build_server(ns.page_size)
+    if ns.lifecycle:
+        add_lifecycle_tools(server)
     if ns.http is not None:
         server.run_http("127.0.0.1", ns.http)
     else:

@@ -17,18 +17,29 @@ request carries the per-request ``_meta`` envelope), ``auto`` probes ``server/di
 * ``list_tools`` / ``list_prompts`` / ``list_resources`` / ``list_resource_templates``:
   args ``{}`` walks every page and returns the merged listing plus ``"pages": <count>``;
   args ``{"cursor": C}`` (C may be null for the first page) returns that one page as is.
-* ``call_tool``: ``{"name": N, "arguments": {...}}``
+* ``call_tool``: ``{"name": N, "arguments": {...}}``, optionally ``"meta": {...}`` (request ``_meta``,
+  e.g. ``{"io.modelcontextprotocol/logLevel": "error"}`` for a per-request log level)
+* ``call_tool_progress``: as ``call_tool``, with a ``progress_callback``; returns
+  ``{"result": ..., "progress": [[progress, total, message], ...]}``
+* ``call_tool_cancel``: as ``call_tool``, cancelled (an anyio cancel scope around the call) once
+  ``"after_progress"`` (default 1) progress notifications arrived; returns ``{"cancelled": bool,
+  "progress": [...], "release_seconds": <cancel to the call's return>}`` (or ``"result"`` if it
+  finished first)
+* ``set_logging_level``: ``{"level": L}`` (``logging/setLevel``)
 * ``get_prompt``: ``{"name": N, "arguments": {...}}``
 * ``read_resource``: ``{"uri": U}``
 * ``ping``: ``{}`` (only meaningful in legacy mode; 2026-07-28 removed ping)
 
 Without ``--plan`` a default plan matching ``pysdk_server.py`` runs (see DEFAULT_PLAN).
 
+``--log-level L`` sets ``Client(log_level=L)``: the per-request level on 2026-07-28 connections.
+
 Prints ONE JSON object on stdout::
 
     {"mode": ..., "protocolVersion": ..., "serverInfo": {...} | null,
      "serverCapabilities": {...}, "instructions": ... | null,
-     "results": [<one entry per plan step>]}
+     "results": [<one entry per plan step>],
+     "logs": [<params of each notifications/message, in arrival order>]}
 
 Each result is ``model_dump(mode="json", by_alias=True, exclude_none=True)`` of the SDK result
 (NB: the SDK's result models fill defaults the server may not have sent, e.g. ``resultType:
@@ -45,6 +56,7 @@ import argparse
 import json
 import os
 import sys
+import time
 import warnings
 from typing import Any
 
@@ -121,7 +133,21 @@ async def run_step(client: Client, step: dict[str, Any]) -> Any:
     if op in LIST_OPS:
         return await run_list(client, op, args)
     if op == "call_tool":
+        if "meta" in args:
+            return dump(await client.call_tool(args["name"], args.get("arguments"), meta=args["meta"]))
         return dump(await client.call_tool(args["name"], args.get("arguments")))
+    if op == "call_tool_progress":
+        progress: list[list[Any]] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append([value, total, message])
+
+        result = await client.call_tool(args["name"], args.get("arguments"), progress_callback=on_progress)
+        return {"result": dump(result), "progress": progress}
+    if op == "call_tool_cancel":
+        return await run_cancel(client, args)
+    if op == "set_logging_level":
+        return dump(await client.set_logging_level(args["level"]))
     if op == "get_prompt":
         return dump(await client.get_prompt(args["name"], args.get("arguments")))
     if op == "read_resource":
@@ -131,16 +157,65 @@ async def run_step(client: Client, step: dict[str, Any]) -> Any:
     raise ValueError(f"unknown op {op!r}")
 
 
+async def run_cancel(client: Client, args: dict[str, Any]) -> dict[str, Any]:
+    """Call a tool and cancel the call (the caller's cancel scope) after some progress."""
+    progress: list[list[Any]] = []
+    enough = anyio.Event()
+    needed = int(args.get("after_progress", 1))
+    scope = anyio.CancelScope()
+    outcome: dict[str, Any] = {}
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append([value, total, message])
+        if len(progress) >= needed:
+            enough.set()
+
+    async def call() -> None:
+        with scope:
+            result = await client.call_tool(args["name"], args.get("arguments"), progress_callback=on_progress)
+            outcome["result"] = dump(result)
+        enough.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call)
+        await enough.wait()
+        cancelled_at = time.monotonic()
+        scope.cancel()
+    return {
+        **outcome,
+        "cancelled": scope.cancelled_caught,
+        "progress": progress,
+        "release_seconds": time.monotonic() - cancelled_at,
+    }
+
+
 async def amain(
-    mode: str, plan: list[dict[str, Any]], command: list[str], request_timeout: float, url: str | None = None
+    mode: str,
+    plan: list[dict[str, Any]],
+    command: list[str],
+    request_timeout: float,
+    url: str | None = None,
+    log_level: str | None = None,
 ) -> int:
     server: str | StdioServerParameters
     if url is not None:
         server = url
     else:
         server = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
-    client = Client(server, mode=mode, read_timeout_seconds=request_timeout, cache=None)
-    out: dict[str, Any] = {"mode": mode}
+    logs: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append(dump(params))
+
+    client = Client(
+        server,
+        mode=mode,
+        read_timeout_seconds=request_timeout,
+        cache=None,
+        logging_callback=on_log,
+        log_level=log_level,  # type: ignore[arg-type]
+    )
+    out: dict[str, Any] = {"mode": mode, "logs": logs}
     try:
         with anyio.fail_after(request_timeout * (len(plan) + 2)):
             async with client:
@@ -178,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plan", default=None, help="JSON list of {op, args}")
     parser.add_argument("--timeout", type=float, default=20.0, help="per-request read timeout (s)")
     parser.add_argument("--url", default=None, help="Streamable HTTP endpoint (instead of a stdio command)")
+    parser.add_argument("--log-level", default=None, help="Client(log_level=...): per-request level (2026-07-28)")
     parser.add_argument(
         "--exclude-unset",
         action="store_true",
@@ -194,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     if not isinstance(plan, list):
         parser.error("--plan must be a JSON list")
     warnings.simplefilter("ignore")  # deprecation warnings (ping, etc.) must not clutter stderr
-    return anyio.run(amain, ns.mode, plan, command, ns.timeout, ns.url)
+    return anyio.run(amain, ns.mode, plan, command, ns.timeout, ns.url, ns.log_level)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ __all__ = ["Client"]
 import asyncio
 import contextlib
 import inspect
+import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
@@ -30,7 +31,6 @@ from ..types import meta as M
 from ..types.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     MCPError,
-    MethodNotFound,
     RemoteProtocolError,
     RequestError,
     RequestTimeout,
@@ -47,6 +47,7 @@ from ..types.resources import (
 )
 from ..types.tools import CallToolResult, ListToolsResult, Tool
 from ..types.versions import LATEST_LEGACY, MODERN_VERSIONS, VERSIONS, Era
+from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
 
 if TYPE_CHECKING:
     import httpx
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 EraChoice = Literal["auto", "legacy", "modern"]
 R = TypeVar("R", bound=msgspec.Struct)
 _VERSION = "0.1.0"
+logger = logging.getLogger("backchannel.client")
 _PROBE_ATTEMPTS = 3  # a server that keeps refusing the versions it lists is not followed forever
 
 
@@ -73,6 +75,11 @@ class Client:
         on_log: Callable[[dict[str, Any]], Awaitable[None] | None] | None = None,
         log_rate: float = 100.0,
         log_burst: int = 500,
+        elicitation: ElicitationHandler | None = None,
+        url_elicitation: ElicitationHandler | None = None,
+        roots: RootsProvider | None = None,
+        sampling: SamplingHandler | None = None,
+        max_input_rounds: int = 10,
     ) -> None:
         self.transport = transport
         #: Called with the params of each ``notifications/message`` (level, logger, data).
@@ -84,7 +91,12 @@ class Client:
         self.probe_timeout = probe_timeout
         self.request_timeout = request_timeout
         self.info: dict[str, Any] = {"name": name, "version": version}
-        self.capabilities: dict[str, Any] = {}
+        #: Answers to the server's questions; the capabilities we declare follow from them.
+        self.inputs = InputHandlers(
+            elicitation=elicitation, url_elicitation=url_elicitation, roots=roots, sampling=sampling
+        )
+        self.max_input_rounds = max_input_rounds
+        self.capabilities: dict[str, Any] = self.inputs.capabilities()
         self.session = Session(
             SessionConfig("client", info=self.info, capabilities=self.capabilities, versions=versions)
         )
@@ -222,7 +234,7 @@ class Client:
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         if request.method == "ping":
             return {}
-        raise MethodNotFound(f"Method not found: {request.method}")
+        return await self.inputs.answer(request.method, request.params)
 
     def handle_notification(self, notification: NotificationReceived, connection: Connection) -> Awaitable[None] | None:
         if notification.method == "notifications/message" and self.on_log is not None:
@@ -230,7 +242,11 @@ class Client:
             if not self._log_bucket.allow():
                 self.dropped_log_messages += 1
                 return None
-            outcome = self.on_log(notification.params)
+            try:
+                outcome = self.on_log(notification.params)
+            except Exception:
+                logger.exception("the on_log callback failed; the connection goes on")
+                return None
             return outcome if inspect.isawaitable(outcome) else None
         return None
 
@@ -259,14 +275,35 @@ class Client:
         """Send any request; the raw result dict. Timeout defaults to ``request_timeout``;
         with ``progress_resets_timeout`` each progress notification restarts it, up to
         ``max_timeout`` seconds in all."""
-        result = await self.connection.request(
-            method,
-            params,
-            timeout=timeout or self.request_timeout,
-            on_progress=on_progress,
-            progress_resets_timeout=progress_resets_timeout,
-            max_timeout=max_timeout,
-        )
+
+        async def send(attempt: dict[str, Any] | None) -> dict[str, Any]:
+            return await self.connection.request(
+                method,
+                attempt,
+                timeout=timeout or self.request_timeout,
+                on_progress=on_progress,
+                progress_resets_timeout=progress_resets_timeout,
+                max_timeout=max_timeout,
+            )
+
+        result = await send(params)
+        rounds = 0
+        while result.get("resultType") == "input_required":
+            # Stateless era (mrtr.mdx): answer what the server asks, then retry with a new id,
+            # the same method and arguments, and requestState echoed exactly.
+            rounds += 1
+            if rounds > self.max_input_rounds:
+                raise MCPError(f"{method}: the server still asked for input after {self.max_input_rounds} rounds")
+            retry = {k: v for k, v in (params or {}).items() if k not in ("inputResponses", "requestState")}
+            requests = result.get("inputRequests") or {}
+            if requests:
+                retry["inputResponses"] = {
+                    key: await self.inputs.answer(request.get("method", ""), request.get("params") or {})
+                    for key, request in requests.items()
+                }
+            if "requestState" in result:
+                retry["requestState"] = result["requestState"]
+            result = await send(retry)
         if result.get("resultType", "complete") != "complete":
             raise MCPError(
                 f"{method}: the server answered with resultType {result.get('resultType')!r}, "

@@ -78,25 +78,25 @@ def check_requested_schema(schema: Any) -> None:
         if key not in _TOP_KEYS:
             raise FormSchemaError(None, f"{key!r} is not allowed at the top of a form schema")
     if schema.get("type") != "object":
-        raise FormSchemaError(None, "a form schema must have \"type\": \"object\"")
+        raise FormSchemaError(None, 'a form schema must have "type": "object"')
     for key in ("$schema", "title", "description"):
         if key in schema and not isinstance(schema[key], str):
             raise FormSchemaError(None, f"{key!r} must be a string")
     properties = schema.get("properties")
     if not isinstance(properties, dict):
-        raise FormSchemaError(None, "a form schema needs \"properties\", an object of fields")
+        raise FormSchemaError(None, 'a form schema needs "properties", an object of fields')
     for name, prop in properties.items():
         if not isinstance(name, str) or not name:
             raise FormSchemaError(None, f"field names must be non-empty strings, not {name!r}")
         _check_property(name, prop)
     required = schema.get("required", [])
     if not isinstance(required, list) or not all(isinstance(item, str) for item in required):
-        raise FormSchemaError(None, "\"required\" must be a list of field names")
+        raise FormSchemaError(None, '"required" must be a list of field names')
     for index, item in enumerate(required):
         if item not in properties:
-            raise FormSchemaError(item, "is listed in \"required\" but is not a field of the form")
+            raise FormSchemaError(item, 'is listed in "required" but is not a field of the form')
         if item in required[:index]:
-            raise FormSchemaError(item, "is listed in \"required\" twice")
+            raise FormSchemaError(item, 'is listed in "required" twice')
 
 
 def _kind(name: str, prop: dict[str, Any]) -> str:
@@ -144,7 +144,9 @@ def _check_property(name: str, prop: Any) -> None:
         _check_items(name, prop.get("items"))
         _check_bounds(name, prop, "minItems", "maxItems", whole=True)
         if prop.get("minItems", 0) > len(_options(prop)):
-            raise FormSchemaError(name, f"'minItems' is {prop['minItems']} but there are only {len(_options(prop))} choices")
+            raise FormSchemaError(
+                name, f"'minItems' is {prop['minItems']} but there are only {len(_options(prop))} choices"
+            )
     elif kind != "yes/no":
         _check_single_select(name, prop)
     if "default" in prop:
@@ -197,12 +199,12 @@ def _check_items(name: str, items: Any) -> None:
             if key not in ("anyOf", "oneOf", "type"):
                 raise FormSchemaError(name, f"{key!r} is not allowed in the 'items' of a multi-select")
         if len(titled) > 1 or items.get("type", "string") != "string":
-            raise FormSchemaError(name, "titled multi-select 'items' must be {\"anyOf\": [{\"const\", \"title\"}, ...]}")
+            raise FormSchemaError(name, 'titled multi-select \'items\' must be {"anyOf": [{"const", "title"}, ...]}')
         _check_titled_options(name, f"items.{titled[0]}", items[titled[0]])
         return
     if items.get("type") != "string" or "enum" not in items:
         raise FormSchemaError(
-            name, "arrays are only allowed as multi-selects, with 'items' of {\"type\": \"string\", \"enum\": [...]}"
+            name, 'arrays are only allowed as multi-selects, with \'items\' of {"type": "string", "enum": [...]}'
         )
     for key in items:
         if key not in ("type", "enum"):
@@ -219,7 +221,7 @@ def _check_values(name: str, where: str, values: Any) -> None:
 
 def _check_titled_options(name: str, where: str, options: Any) -> None:
     if not isinstance(options, list) or not options:
-        raise FormSchemaError(name, f"{where!r} must be a non-empty list of {{\"const\", \"title\"}} choices")
+        raise FormSchemaError(name, f'{where!r} must be a non-empty list of {{"const", "title"}} choices')
     for option in options:
         if (
             not isinstance(option, dict)
@@ -227,7 +229,7 @@ def _check_titled_options(name: str, where: str, options: Any) -> None:
             or not isinstance(option["const"], str)
             or not isinstance(option["title"], str)
         ):
-            raise FormSchemaError(name, f"each choice in {where!r} must be {{\"const\": str, \"title\": str}}")
+            raise FormSchemaError(name, f'each choice in {where!r} must be {{"const": str, "title": str}}')
     _check_values(name, where, [option["const"] for option in options])
 
 

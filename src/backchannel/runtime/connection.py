@@ -207,7 +207,7 @@ class Connection:
         """
         if self.closed.is_set():
             raise ConnectionClosed(f"Connection closed: {self._close_reason}")
-        if on_progress is not None:
+        if on_progress is not None or progress_resets_timeout:
             params = dict(params or {})
             params["_meta"] = {**params.get("_meta", {}), M.PROGRESS_TOKEN: next(self._tokens)}
         request_id = self.session.send_request(method, params, modern_version=modern_version, related=related)

@@ -10,7 +10,7 @@ from __future__ import annotations
 __all__ = ["CURRENT_CONTEXT", "LOG_LEVELS", "Context"]
 
 import asyncio
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -18,6 +18,7 @@ from ..protocol.capabilities import has, require
 from ..protocol.events import RequestReceived
 from ..types.errors import InvalidParams, MissingCapability
 from ..types.versions import Era
+from .elicitation import Elicited, elicit
 from .mrtr import InputRequired, Round
 from .progress import ProgressStages
 
@@ -111,6 +112,28 @@ class Context:
                 request["params"] = params
             raise InputRequired(key, request)
         return answer  # type: ignore[no-any-return]
+
+    async def elicit(
+        self,
+        message: str,
+        schema: Any,
+        *,
+        timeout: float | None = None,
+        fallback: Callable[[], Awaitable[Elicited[Any]] | Elicited[Any]] | None = None,
+        remember_decline: bool = True,
+    ) -> Elicited[Any]:
+        """Ask the person to fill in a form described by ``schema`` (a dataclass,
+        TypedDict, pydantic model or a flat JSON-Schema dict).
+
+        Returns ``Elicited(action, data)``: ``data`` is an instance of ``schema``
+        when accepted. Raises ``MissingCapability`` when the client cannot show
+        forms, unless ``fallback`` is given, which then runs instead. ``timeout``
+        (default: the server's ``elicitation_timeout``, 10 minutes) cancels the
+        question on the wire and reads as ``cancel``.
+        """
+        return await elicit(
+            self, message, schema, timeout=timeout, fallback=fallback, remember_decline=remember_decline
+        )
 
     async def list_roots(self) -> list[dict[str, Any]]:
         """The client's roots (``file://`` URIs with optional names)."""

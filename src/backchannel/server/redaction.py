@@ -37,10 +37,17 @@ DEFAULT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"),
     ("email", r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b"),
     # Not an ISO date (2025-11-25), which has the shape of a number with dashes.
-    ("phone", r"(?<![\w.])(?!\d{4}-\d\d-\d\d(?!\d))\+?\d[\d ().-]{7,}\d(?![\w.])"),
+    # International numbers (+ then 8-15 digits, separators allowed), or three or more digit
+    # groups with separators; ISO dates and dotted IPv4 addresses are not phone numbers.
+    (
+        "phone",
+        r"(?<![\w.])(?!\d{4}-\d\d-\d\d(?!\d))(?!\d{1,3}(?:\.\d{1,3}){3}(?![\d.]))"
+        r"(?:\+\d(?:[ ().-]{0,2}\d){7,14}|\(?\d{2,4}\)?(?:[ .-]\d{2,4}){2,4})(?![\w.])",
+    ),
 )
 
 _MAX_DEPTH = 32
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 class Redactor:
@@ -50,11 +57,16 @@ class Redactor:
         self, keys: Iterable[str] = DEFAULT_KEYS, patterns: Iterable[tuple[str, str]] = DEFAULT_PATTERNS
     ) -> None:
         self.keys = tuple(key.lower() for key in keys)
+        self._key_patterns = tuple(
+            re.compile(rf"(?<![a-z0-9]){re.escape(key).replace('_', '[_-]?')}(?![a-z0-9])") for key in self.keys
+        )
         self.patterns = tuple((label, re.compile(pattern)) for label, pattern in patterns)
 
     def sensitive_key(self, key: str) -> bool:
-        lowered = key.lower()
-        return any(marker in lowered for marker in self.keys)
+        # Markers match whole words of the key ("access_token", "accessToken", "X-Api-Key"),
+        # so "tokens_used" or "passwordless_enabled" is not mistaken for a secret.
+        words = _CAMEL.sub("_", key).lower()
+        return any(pattern.search(words) for pattern in self._key_patterns)
 
     def redact(self, data: Any, _depth: int = 0) -> Any:
         if _depth > _MAX_DEPTH:

@@ -49,6 +49,7 @@ class _PerConnection:
     log_level: str | None
     bucket: TokenBucket
     subscriptions: set[str] = field(default_factory=set)
+    declined: set[str] = field(default_factory=set)
 
 
 class Server:
@@ -87,6 +88,7 @@ class Server:
         log_burst: int = 200,
         state_key: bytes | None = None,
         state_ttl: float = 600.0,
+        elicitation_timeout: float = 600.0,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError(f"page_size must be a positive number of items or None, not {page_size!r}")
@@ -110,6 +112,7 @@ class Server:
         self.log_rate = log_rate
         self.log_burst = log_burst
         self.state_sealer = StateSealer(state_key, state_ttl)
+        self.elicitation_timeout = elicitation_timeout
         self._tools: dict[str, RegisteredTool] = {}
         self._prompts: dict[str, RegisteredPrompt] = {}
         self._resources: dict[str, RegisteredResource] = {}
@@ -357,6 +360,11 @@ class Server:
         if logger is not None:
             params["logger"] = logger
         connection.notify("notifications/message", params, related=request.id)
+
+    def declined_questions(self, connection: Connection) -> set[str] | None:
+        """Fingerprints of the questions declined in this handshake-era session."""
+        state = self._connections.get(connection)
+        return state.declined if state is not None else None
 
     def log_level_for(self, connection: Connection) -> str | None:
         state = self._connections.get(connection)

@@ -1,0 +1,92 @@
+"""``ctx.elicit``: ask the person a question with a form, in either era.
+
+The answer is typed: ``accept`` with the content converted to the caller's type,
+``decline`` or ``cancel``. Content that does not fit the form never reaches the
+handler: the person is asked once more with the problem stated, and a second
+misfit counts as ``cancel``. A question a person declined is not asked again in
+the same handshake-era session (the stateless era has no session to remember it).
+"""
+
+from __future__ import annotations
+
+__all__ = ["Elicited", "elicit"]
+
+import hashlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+import msgspec
+
+from ..protocol.capabilities import has
+from ..types.errors import InvalidParams, MissingCapability, RequestTimeout
+
+if TYPE_CHECKING:
+    from .context import Context
+
+T = TypeVar("T")
+Action = Literal["accept", "decline", "cancel"]
+
+
+@dataclass(frozen=True, slots=True)
+class Elicited(Generic[T]):
+    """What the person did: ``data`` is set only when ``action == "accept"``."""
+
+    action: Action
+    data: T | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+
+def _fingerprint(message: str, schema: dict[str, Any]) -> str:
+    return hashlib.sha256(msgspec.json.encode([message, schema], order="sorted")).hexdigest()
+
+
+async def elicit(
+    ctx: Context,
+    message: str,
+    schema: Any,
+    *,
+    timeout: float | None = None,
+    fallback: Callable[[], Awaitable[Elicited[Any]] | Elicited[Any]] | None = None,
+    remember_decline: bool = True,
+) -> Elicited[Any]:
+    from ..forms import FormContentError, FormSpec
+
+    spec = FormSpec.from_type(schema)
+    requested = spec.requested_schema
+    if not has(ctx.client_capabilities, "elicitation.form"):
+        if fallback is None:
+            raise MissingCapability("elicitation.form", "the client cannot show forms (no elicitation capability)")
+        outcome = fallback()
+        return await outcome if not isinstance(outcome, Elicited) else outcome
+    remembered = ctx.server.declined_questions(ctx.connection) if ctx.era == "legacy" else None
+    fingerprint = _fingerprint(message, requested)
+    if remember_decline and remembered is not None and fingerprint in remembered:
+        return Elicited("decline")
+    wait = timeout if timeout is not None else ctx.server.elicitation_timeout
+    text = message
+    for attempt in (1, 2):
+        params = {"mode": "form", "message": text, "requestedSchema": requested}
+        try:
+            answer = await ctx.request_input("elicitation/create", params, "elicitation.form", timeout=wait)
+        except RequestTimeout:
+            return Elicited("cancel")  # the outstanding question was cancelled on the wire
+        action = answer.get("action")
+        if action == "decline":
+            if remember_decline and remembered is not None:
+                remembered.add(fingerprint)
+            return Elicited("decline")
+        if action == "cancel":
+            return Elicited("cancel")
+        if action != "accept":
+            raise InvalidParams(f"elicitation answer has an unknown action {action!r}")
+        try:
+            return Elicited("accept", spec.parse(answer.get("content") or {}))
+        except FormContentError as exc:
+            if attempt == 2:
+                return Elicited("cancel")
+            text = f"{message}\n\nPlease correct: {'; '.join(exc.problems)}"
+    raise AssertionError("unreachable")  # pragma: no cover
