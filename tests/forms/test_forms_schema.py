@@ -264,7 +264,7 @@ def test_a_property_that_is_not_a_primitive_shape_is_refused_by_name(prop: Any, 
 )
 def test_a_default_must_be_valid_for_its_own_field(prop: dict[str, Any], message: str) -> None:
     """SEP-1034: "Default values must match the schema type"; an enum default is one of its values."""
-    with pytest.raises(FormSchemaError, match="^") as caught:
+    with pytest.raises(FormSchemaError) as caught:
         check_requested_schema(form(x=prop))
     assert str(caught.value) == message
 
@@ -325,7 +325,7 @@ def test_form_schema_error_is_a_value_error() -> None:
 def test_choices_and_multi_select_for_every_enum_shape(
     prop: dict[str, Any], expected: list[tuple[str, str]], multi: bool
 ) -> None:
-    """SEP-1330: untitled/titled × single/multi, plus legacy enumNames; a UI sends the value, shows the label."""
+    """SEP-1330: untitled/titled, single/multi, plus legacy enumNames; a UI sends the value, shows the label."""
     assert choices(prop) == expected
     assert is_multi_select(prop) is multi
 

@@ -95,7 +95,7 @@ def test_a_dict_schema_is_checked_as_is_and_copied() -> None:
     spec = FormSpec.from_type(schema)
     assert spec.requested_schema == schema
     assert spec.requested_schema is not schema
-    with pytest.raises(FormSchemaError, match="^x: nested objects"):
+    with pytest.raises(FormSchemaError, match=r"^x: nested objects"):
         FormSpec.from_type({"type": "object", "properties": {"x": {"type": "object", "properties": {}}}})
 
 
@@ -420,11 +420,13 @@ def _refusal(annotation: Any, default: Any = dataclasses.MISSING) -> str:
         (int | str, "a union (int | str) cannot be one form field; only X | None"),
         (
             Any,
-            "Any cannot be a form field; use str, int, float, bool, date, datetime, a Literal or str-Enum choice, or a list of those choices",
+            "Any cannot be a form field; use str, int, float, bool, date, datetime, "
+            "a Literal or str-Enum choice, or a list of those choices",
         ),
         (
             datetime.time,
-            "time cannot be a form field; use str, int, float, bool, date, datetime, a Literal or str-Enum choice, or a list of those choices",
+            "time cannot be a form field; use str, int, float, bool, date, datetime, "
+            "a Literal or str-Enum choice, or a list of those choices",
         ),
         (Literal[1, 2], "choices must be strings, not Literal[1, 2]"),
         (enum.IntEnum("Level", ["LOW", "HIGH"]), "the Enum Level must have string values to be choices"),
@@ -476,7 +478,7 @@ def test_a_default_inside_annotated_field_is_refused_for_dataclasses() -> None:
 
 @pytest.mark.parametrize("value", [int, list[int], "x", Contact("a", "b@c.de")])
 def test_only_form_classes_and_dicts_are_forms(value: Any) -> None:
-    with pytest.raises(FormSchemaError, match="^a form is a dataclass, TypedDict, pydantic model or JSON Schema dict"):
+    with pytest.raises(FormSchemaError, match=r"^a form is a dataclass, TypedDict, pydantic model or JSON Schema dict"):
         FormSpec.from_type(value)
 
 
