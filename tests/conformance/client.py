@@ -53,9 +53,9 @@ def era_for(version: str | None) -> str:
     return "auto"
 
 
-def connect(url: str) -> Client:
+def connect(url: str, **options: Any) -> Client:
     era = era_for(os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION"))
-    return Client.http(url, era=era, name=CLIENT_NAME, version=CLIENT_VERSION)
+    return Client.http(url, era=era, name=CLIENT_NAME, version=CLIENT_VERSION, **options)
 
 
 def context() -> dict[str, Any]:
@@ -129,12 +129,27 @@ async def tools_call(url: str) -> None:
         log(f"add_numbers: {result.content}")
 
 
+def accept_as_is(params: dict[str, Any]) -> dict[str, Any]:
+    """A person who accepts the form without typing anything: the client fills the defaults."""
+    log(f"elicitation: {params.get('message')!r}")
+    return {"action": "accept", "content": {}}
+
+
+def confirm(params: dict[str, Any]) -> dict[str, Any]:
+    log(f"elicitation: {params.get('message')!r}")
+    return {"action": "accept", "content": {"confirmed": True}}
+
+
 @scenario("elicitation-sep1034-client-defaults")
 async def elicitation_defaults(url: str) -> None:
-    # The server elicits mid-call; the client must fill in schema defaults. backchannel's
-    # client has no elicitation handler yet (issue #4), so the server sees the request refused.
-    async with connect(url) as client:
+    # The server elicits mid-call; the client fills in the schema's defaults (SEP-1034)
+    # before it sends the accept.
+    async with connect(url, elicitation=accept_as_is) as client:
         await client.list_tools()
+        # The mock sends elicitation/create unrelated to the call, so it travels on the GET
+        # stream, which the TypeScript server drops messages for until it is open: let the
+        # client's background GET be established first (as in sse-retry).
+        await asyncio.sleep(SETTLE_SECONDS)
         result = await client.call_tool("test_client_elicitation_defaults", {})
         log(f"test_client_elicitation_defaults: {result.content}")
 
@@ -164,8 +179,10 @@ async def request_metadata(url: str) -> None:
 
 @scenario("sep-2322-client-request-state")
 async def request_state(url: str) -> None:
+    # The mock answers with InputRequiredResults asking elicitation/create; the client answers
+    # them and retries with a new id, echoing requestState exactly (or omitting it when none came).
     steps = Steps()
-    async with connect(url) as client:
+    async with connect(url, elicitation=confirm) as client:
         await client.list_tools()
         for name in ("test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"):
             await steps.run(name, client.call_tool(name, {}))

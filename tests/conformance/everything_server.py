@@ -13,9 +13,13 @@ Features backchannel does not have yet are still registered under the name and
 schema the harness expects, and fail honestly with a ``ToolError`` naming the
 issue that will add them (see ``expected-failures.yml``):
 
-* elicitation (``ctx.elicit``), issue #4
-* sampling, roots and completion, issue #5
-* input-required results (SEP-2322 multi-round trips): #4, plus #5 for sampling/roots
+* several input requests in one ``InputRequiredResult`` (elicitation, sampling and roots
+  together), issues #4 and #5
+
+Elicitation (issue #4) is real: ``ctx.elicit`` sends ``elicitation/create`` in the
+handshake era and returns an ``InputRequiredResult`` in the stateless era, from the
+same tool code (the ``test_input_required_result_*`` tools name their questions
+with ``key=`` because the harness looks for fixed ``inputRequests`` keys).
 * closing an SSE stream mid-call and ``x-mcp-header`` validation (HTTP transport), issue #3
 """
 
@@ -28,9 +32,12 @@ import json
 import struct
 import wave
 import zlib
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, TypedDict
 
-from backchannel import Audio, Context, Image, MCPError, MissingCapability, Server, ToolError
+from backchannel import Audio, Context, Image, MCPError, Server, ToolError
+from backchannel.server.elicitation import Elicited
+from backchannel.types.sampling import CreateMessageResult
 
 # --------------------------------------------------------------------------- media
 
@@ -98,6 +105,87 @@ X_MCP_HEADER_SCHEMA: dict[str, Any] = {
 }
 
 NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+# ---------------------------------------------------------------------- elicitation forms
+
+
+class ContactForm(TypedDict):
+    """``test_elicitation``: both fields required."""
+
+    username: Annotated[str, "User's response"]
+    email: Annotated[str, "User's email address"]
+
+
+@dataclass
+class DefaultsForm:
+    """``test_elicitation_sep1034_defaults``: a default on every primitive type (SEP-1034)."""
+
+    name: Annotated[str, "User name"] = "John Doe"
+    age: Annotated[int, "User age"] = 30
+    score: Annotated[float, "User score"] = 95.5
+    status: Annotated[Literal["active", "inactive", "pending"], "User status"] = "active"
+    verified: Annotated[bool, "Verification status"] = True
+
+
+# The deprecated enumNames variant has no Python spelling (Titles sends oneOf), so this one is a dict.
+ENUMS_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        "titledSingle": {
+            "type": "string",
+            "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"},
+            ],
+        },
+        "legacyEnum": {
+            "type": "string",
+            "enum": ["opt1", "opt2", "opt3"],
+            "enumNames": ["Option One", "Option Two", "Option Three"],
+        },
+        "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+        "titledMulti": {
+            "type": "array",
+            "items": {
+                "anyOf": [
+                    {"const": "value1", "title": "First Choice"},
+                    {"const": "value2", "title": "Second Choice"},
+                    {"const": "value3", "title": "Third Choice"},
+                ]
+            },
+        },
+    },
+}
+
+
+class NameForm(TypedDict):
+    name: str
+
+
+class ConfirmForm(TypedDict):
+    ok: bool
+
+
+class ColorForm(TypedDict):
+    color: str
+
+
+class PromptContextForm(TypedDict):
+    context: str
+
+
+def _outcome(answer: Elicited[Any]) -> str:
+    data = answer.data
+    content = json.dumps(data if isinstance(data, dict) else vars(data) if data is not None else None)
+    return f"action={answer.action}, content={content}"
+
+
+def _sampled_text(result: CreateMessageResult) -> str:
+    blocks = result.content if isinstance(result.content, list) else [result.content]
+    return "".join(getattr(block, "text", "") for block in blocks)
 
 
 def _todo(feature: str, issue: str) -> str:
@@ -179,42 +267,53 @@ def build_server() -> Server:
     # -- server -> client requests (not implemented yet) -----------------------------
 
     @server.tool(description="Asks the client for an LLM completion (sampling/createMessage)")
-    def test_sampling(prompt: str) -> str:
-        raise ToolError(_todo("sampling (ctx.sample)", "5"))
+    async def test_sampling(prompt: str, ctx: Context) -> str:
+        return f"LLM response: {_sampled_text(await ctx.sample(prompt, max_tokens=100))}"
 
-    @server.tool(description="Asks the user for a username and email (elicitation/create)")
-    def test_elicitation(message: str) -> str:
-        raise ToolError(_todo("elicitation (ctx.elicit)", "4"))
+    @server.tool(description="Asks the user for a username and email (elicitation/create)", elicits=[ContactForm])
+    async def test_elicitation(message: str, ctx: Context) -> str:
+        return f"User response: {_outcome(await ctx.elicit(message, ContactForm))}"
 
-    @server.tool(description="Elicitation whose schema has defaults for every primitive type (SEP-1034)")
-    def test_elicitation_sep1034_defaults() -> str:
-        raise ToolError(_todo("elicitation (ctx.elicit)", "4"))
+    @server.tool(
+        description="Elicitation whose schema has defaults for every primitive type (SEP-1034)",
+        elicits=[DefaultsForm],
+    )
+    async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+        answer = await ctx.elicit("Please review the defaults", DefaultsForm)
+        return f"Elicitation completed: {_outcome(answer)}"
 
-    @server.tool(description="Elicitation with every enum variant (SEP-1330)")
-    def test_elicitation_sep1330_enums() -> str:
-        raise ToolError(_todo("elicitation (ctx.elicit)", "4"))
+    @server.tool(description="Elicitation with every enum variant (SEP-1330)", elicits=[ENUMS_FORM])
+    async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+        answer = await ctx.elicit("Please choose", ENUMS_FORM)
+        return f"Elicitation completed: {_outcome(answer)}"
 
-    @server.tool(description="Elicits while the response streams; must never send a request on the stream")
-    def test_streaming_elicitation() -> str:
-        raise ToolError(_todo("elicitation (ctx.elicit)", "4"))
+    @server.tool(
+        description="Elicits while the response streams; must never send a request on the stream",
+        elicits=[ConfirmForm],
+    )
+    async def test_streaming_elicitation(ctx: Context) -> str:
+        answer = await ctx.elicit("Please confirm", ConfirmForm)
+        return f"Elicitation completed: {_outcome(answer)}"
 
     @server.tool(description="Needs the client's sampling capability")
-    def test_missing_capability(ctx: Context) -> str:
-        if not ctx.client_supports("sampling"):
-            raise MissingCapability("sampling")
-        raise ToolError(_todo("sampling (ctx.sample)", "5"))
+    async def test_missing_capability(ctx: Context) -> str:
+        # ctx.sample raises MissingCapability (-32021) when the client did not declare sampling.
+        return f"LLM response: {_sampled_text(await ctx.sample('Say hello', max_tokens=10))}"
 
     # -- SEP-2322 input-required results (2026-07-28; not implemented yet) ----------
 
+    @server.tool(description="SEP-2322 InputRequiredResult round trip: sampling", input_schema=NO_ARGUMENTS)
+    async def test_input_required_result_sampling(ctx: Context) -> str:
+        answer = await ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+        return f"LLM response: {_sampled_text(answer)}"
+
+    @server.tool(description="SEP-2322 InputRequiredResult round trip: list roots", input_schema=NO_ARGUMENTS)
+    async def test_input_required_result_list_roots(ctx: Context) -> str:
+        roots = await ctx.list_roots(key="client_roots")
+        return "Roots: " + ", ".join(f"{root.name or 'unnamed'} ({root.uri})" for root in roots)
+
     input_required = {
-        "elicitation": "4",
-        "sampling": "5",
-        "list_roots": "5",
-        "request_state": "4",
         "multiple_inputs": "4, #5",
-        "multi_round": "4",
-        "tampered_state": "4",
-        "capabilities": "4",
     }
     for suffix, issue in input_required.items():
         server.add_tool(
@@ -223,6 +322,8 @@ def build_server() -> Server:
             description=f"SEP-2322 InputRequiredResult round trip: {suffix.replace('_', ' ')}",
             input_schema=NO_ARGUMENTS,
         )
+
+    _add_input_required_elicitation(server)
 
     # -- HTTP transport specifics ----------------------------------------------------
 
@@ -265,7 +366,11 @@ def build_server() -> Server:
     def test_simple_prompt() -> str:
         return "This is a simple prompt for testing."
 
-    @server.prompt(description="A prompt with two required arguments")
+    # completion-complete asks for arg1 completions of "test" (any well-formed answer passes)
+    @server.prompt(
+        description="A prompt with two required arguments",
+        completers={"arg1": ["test", "testing", "test-value", "paris", "park", "party"]},
+    )
     def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
         return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
 
@@ -281,8 +386,11 @@ def build_server() -> Server:
         return [Image(PNG, "image/png"), "Please analyze the image above."]
 
     @server.prompt(description="SEP-2322 InputRequiredResult on prompts/get")
-    def test_input_required_result_prompt() -> str:
-        raise MCPError(_todo("input-required results (SEP-2322)", "4"))
+    async def test_input_required_result_prompt(ctx: Context) -> str:
+        answer = await ctx.elicit("What context should the prompt use?", PromptContextForm, key="user_context")
+        if answer.data is None:
+            raise MCPError(f"the prompt needs a context; the user chose {answer.action}")
+        return f"Use this context: {answer.data['context']}"
 
     server.add_prompt(test_dynamic_prompt, description="Comes and goes with test_trigger_prompt_change")
 
@@ -319,6 +427,50 @@ def build_server() -> Server:
         return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"}, separators=(",", ":"))
 
     return server
+
+
+def _add_input_required_elicitation(server: Server) -> None:
+    """SEP-2322 (2026-07-28): tools whose questions become ``InputRequiredResult`` rounds."""
+
+    @server.tool(description="SEP-2322 InputRequiredResult round trip: elicitation", elicits=[NameForm])
+    async def test_input_required_result_elicitation(ctx: Context) -> str:
+        answer = await ctx.elicit("What is your name?", NameForm, key="user_name")
+        return f"Hello, {answer.data['name']}!" if answer.data is not None else f"No name ({answer.action})"
+
+    @server.tool(description="SEP-2322 InputRequiredResult round trip: request state", elicits=[ConfirmForm])
+    async def test_input_required_result_request_state(ctx: Context) -> str:
+        # Round 1's answer comes back inside the sealed requestState; reaching here means it verified.
+        answer = await ctx.elicit("Please confirm", ConfirmForm, key="confirm")
+        return f"state-ok: {_outcome(answer)}"
+
+    @server.tool(description="SEP-2322 InputRequiredResult round trip: two rounds", elicits=[NameForm, ColorForm])
+    async def test_input_required_result_multi_round(ctx: Context) -> str:
+        name = await ctx.elicit("Step 1: What is your name?", NameForm, key="step1")
+        color = await ctx.elicit("Step 2: What is your favorite color?", ColorForm, key="step2")
+        return f"step1: {_outcome(name)}; step2: {_outcome(color)}"
+
+    @server.tool(description="SEP-2322 InputRequiredResult round trip: tampered state", elicits=[ConfirmForm])
+    async def test_input_required_result_tampered_state(ctx: Context) -> str:
+        answer = await ctx.elicit("Please confirm", ConfirmForm, key="confirm")
+        return f"state verified: {_outcome(answer)}"
+
+    @server.tool(description="SEP-2322: asks only what the client declared", elicits=[NameForm])
+    async def test_input_required_result_capabilities(ctx: Context) -> str:
+        async def by_sampling() -> Elicited[Any]:
+            # No elicitation capability: fall back to asking the client's model, if it has one.
+            if not ctx.client_supports("sampling"):
+                return Elicited("cancel")
+            question = {"role": "user", "content": {"type": "text", "text": "Suggest a name"}}
+            reply = await ctx.request_input(
+                "sampling/createMessage",
+                {"messages": [question], "maxTokens": 50},
+                "sampling",
+                key="suggested_name",
+            )
+            return Elicited("accept", {"name": (reply.get("content") or {}).get("text", "")})
+
+        answer = await ctx.elicit("What is your name?", NameForm, key="user_name", fallback=by_sampling)
+        return f"capabilities respected: {_outcome(answer)}"
 
 
 def _raiser(message: str) -> Any:

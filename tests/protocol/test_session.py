@@ -958,3 +958,14 @@ def test_no_leaks_after_a_thousand_requests() -> None:
             assert [type(e) for e in deliver(server, client)] == [ErrorReceived]
         assert client.outgoing() == [] and server.outgoing() == []
     assert tables_empty(client) and tables_empty(server)
+
+
+def test_modern_requests_declare_capabilities_in_their_2026_shape() -> None:
+    """roots.listChanged and tasks do not exist in 2026-07-28: a stateless-era request omits them."""
+    client = Session(
+        SessionConfig("client", capabilities={"roots": {"listChanged": True}, "tasks": {}, "elicitation": {"form": {}}})
+    )
+    client.use_modern()
+    client.send_request("tools/list")
+    (message,) = client.outgoing()
+    assert message["params"]["_meta"][M.CLIENT_CAPABILITIES] == {"roots": {}, "elicitation": {"form": {}}}

@@ -23,6 +23,29 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default: loopback only)")
     run.add_argument("--port", type=int, default=8000, help="HTTP: the port (default 8000)")
     run.add_argument("--path", default="/mcp", help="HTTP: the endpoint path (default /mcp)")
+    connect = commands.add_parser(
+        "connect", help="an interactive session with a server: a command to spawn (stdio) or an http(s):// URL"
+    )
+    demo = commands.add_parser("demo", help="an interactive session with the bundled example server")
+    for sub in (connect, demo):
+        sub.add_argument(
+            "--root",
+            action="append",
+            default=None,
+            metavar="PATH",
+            help="a directory offered to the server as a root (repeatable; default: the current directory)",
+        )
+        sub.add_argument("--era", choices=("auto", "legacy", "modern"), default="auto", help="protocol era")
+        sub.add_argument("--save-dir", default=None, help="where images and binary content are saved")
+        sub.add_argument(
+            "--server-log-level",
+            default="info",
+            choices=("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"),
+            help="the server log messages to show at first (default info; the loglevel command changes it)",
+        )
+    connect.add_argument(
+        "target", nargs=argparse.REMAINDER, help="the server: COMMAND [ARGS...] (spawned, stdio) or an http(s):// URL"
+    )
     return parser
 
 
@@ -38,7 +61,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             server.run()
         return 0
+    if args.command in ("connect", "demo"):
+        return _connect(args)
     return 2  # pragma: no cover - argparse rejects unknown commands first
+
+
+def _connect(args: argparse.Namespace) -> int:
+    import os
+
+    from ..ui.terminal import demo_command, run_connect
+
+    if args.command == "demo":
+        try:
+            target = demo_command()
+        except FileNotFoundError as exc:
+            print(f"backchannel demo: {exc}", file=sys.stderr)
+            return 2
+    else:
+        target = list(args.target)
+        if target and target[0] == "--":
+            target = target[1:]
+        if not target:
+            print("backchannel connect: give a server command (with its arguments) or a URL", file=sys.stderr)
+            return 2
+    roots = args.root if args.root is not None else [os.getcwd()]
+    return run_connect(target, roots=roots, era=args.era, save_dir=args.save_dir, log_level=args.server_log_level)
 
 
 if __name__ == "__main__":  # pragma: no cover

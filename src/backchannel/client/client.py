@@ -28,6 +28,7 @@ from ..runtime.connection import Connection, ProgressCallback
 from ..runtime.ratelimit import TokenBucket
 from ..transports.base import Transport
 from ..types import meta as M
+from ..types.completion import Completion, CompletionArgument, PromptReference, ResourceTemplateReference
 from ..types.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     MCPError,
@@ -47,7 +48,8 @@ from ..types.resources import (
 )
 from ..types.tools import CallToolResult, ListToolsResult, Tool
 from ..types.versions import LATEST_LEGACY, MODERN_VERSIONS, VERSIONS, Era
-from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
+from .inputs import ElicitationHandler, InputHandlers, RootsConsent, RootsProvider, SamplingHandler
+from .url_flow import UrlElicitationHandler, retry_after_url_flows
 
 if TYPE_CHECKING:
     import httpx
@@ -76,10 +78,15 @@ class Client:
         log_rate: float = 100.0,
         log_burst: int = 500,
         elicitation: ElicitationHandler | None = None,
-        url_elicitation: ElicitationHandler | None = None,
+        url_elicitation: UrlElicitationHandler | None = None,
+        url_wait: float = 300.0,
+        url_retries: int = 3,
         roots: RootsProvider | None = None,
         sampling: SamplingHandler | None = None,
         max_input_rounds: int = 10,
+        roots_consent: RootsConsent | None = None,
+        resolve_symlinks: bool = True,
+        sampling_tools: bool = False,
     ) -> None:
         self.transport = transport
         #: Called with the params of each ``notifications/message`` (level, logger, data).
@@ -93,9 +100,18 @@ class Client:
         self.info: dict[str, Any] = {"name": name, "version": version}
         #: Answers to the server's questions; the capabilities we declare follow from them.
         self.inputs = InputHandlers(
-            elicitation=elicitation, url_elicitation=url_elicitation, roots=roots, sampling=sampling
+            elicitation=elicitation,
+            url_elicitation=url_elicitation,
+            roots=roots,
+            sampling=sampling,
+            roots_consent=roots_consent,
+            resolve_symlinks=resolve_symlinks,
+            sampling_tools=sampling_tools,
         )
         self.max_input_rounds = max_input_rounds
+        #: ``-32042``: how long to wait for the URL flows before retrying, and how many retries.
+        self.url_wait = url_wait
+        self.url_retries = url_retries
         self.capabilities: dict[str, Any] = self.inputs.capabilities()
         self.session = Session(
             SessionConfig("client", info=self.info, capabilities=self.capabilities, versions=versions)
@@ -151,6 +167,7 @@ class Client:
         except BaseException:
             await self.aclose()
             raise
+        self.inputs.server_name = str(self.server_info.get("title") or self.server_info.get("name") or "the server")
         return self
 
     async def __aexit__(
@@ -237,6 +254,9 @@ class Client:
         return await self.inputs.answer(request.method, request.params)
 
     def handle_notification(self, notification: NotificationReceived, connection: Connection) -> Awaitable[None] | None:
+        if notification.method == "notifications/elicitation/complete":
+            self.inputs.url_flows.notified(notification.params)
+            return None
         if notification.method == "notifications/message" and self.on_log is not None:
             # A flooding server costs a counter, never memory: excess messages are dropped here.
             if not self._log_bucket.allow():
@@ -249,6 +269,26 @@ class Client:
                 return None
             return outcome if inspect.isawaitable(outcome) else None
         return None
+
+    async def set_roots(self, roots: RootsProvider) -> bool:
+        """Replace the roots (see ``roots`` of the constructor); True when the set changed.
+
+        Handshake era: a change is announced with ``notifications/roots/list_changed``
+        (we declare ``roots.listChanged``) unless the consent hook refused the roots.
+        Stateless era: nothing is sent; the server asks for roots on each request.
+        A client made without ``roots`` declared no capability, so the server will
+        not ask: pass ``roots=[]`` to declare it with none yet.
+        """
+        changed = await self.inputs.set_roots(roots)
+        if (
+            changed
+            and self.session.era == "legacy"
+            and "roots" in self.capabilities
+            and not self.inputs.roots_refused
+            and not self.connection.closed.is_set()
+        ):
+            self.connection.notify("notifications/roots/list_changed")
+        return changed
 
     async def set_logging_level(self, level: LoggingLevel) -> None:
         """Ask for log messages at ``level`` and above: ``logging/setLevel`` in the handshake
@@ -286,7 +326,10 @@ class Client:
                 max_timeout=max_timeout,
             )
 
-        result = await send(params)
+        # -32042 (handshake era): run the URL flows it lists, then retry, both bounded.
+        result = await retry_after_url_flows(
+            lambda: send(params), self.inputs, wait=self.url_wait, retries=self.url_retries
+        )
         rounds = 0
         while result.get("resultType") == "input_required":
             # Stateless era (mrtr.mdx): answer what the server asks, then retry with a new id,
@@ -379,6 +422,31 @@ class Client:
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
         return await self._typed(ReadResourceResult, "resources/read", {"uri": uri})
+
+    async def complete(
+        self,
+        ref: dict[str, Any] | PromptReference | ResourceTemplateReference,
+        argument: tuple[str, str] | dict[str, str] | CompletionArgument,
+        context: Mapping[str, str] | None = None,
+    ) -> Completion:
+        """Completions for one argument of a prompt or resource template (``completion/complete``).
+
+        ``ref``: ``PromptReference(name=...)``, ``ResourceTemplateReference(uri=<the template>)``
+        or the wire dict. ``argument``: ``(name, typed_value)`` or ``{"name": ..., "value": ...}``.
+        ``context``: the values already chosen for the other arguments. ``total`` and
+        ``has_more`` are None when the server left them out."""
+        if isinstance(ref, PromptReference | ResourceTemplateReference):
+            ref = msgspec.to_builtins(ref)
+        if isinstance(argument, tuple):
+            name, value = argument
+            argument = {"name": name, "value": value}
+        elif isinstance(argument, CompletionArgument):
+            argument = msgspec.to_builtins(argument)
+        params: dict[str, Any] = {"ref": ref, "argument": argument}
+        if context is not None:
+            params["context"] = {"arguments": dict(context)}
+        result = await self.request("completion/complete", params)
+        return msgspec.convert(result.get("completion"), Completion)
 
     async def _pages(self, fetch: Callable[[str | None], Any]) -> AsyncIterator[Any]:
         cursor: str | None = None

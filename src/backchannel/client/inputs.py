@@ -8,9 +8,20 @@ follow from the handlers it was given, so nothing is declared that it cannot do.
 
 from __future__ import annotations
 
-__all__ = ["ElicitationHandler", "InputHandlers", "RootsProvider", "SamplingHandler"]
+__all__ = [
+    "ElicitationHandler",
+    "InputHandlers",
+    "RootsConsent",
+    "RootsProvider",
+    "SamplingHandler",
+    "SamplingResultError",
+    "normalise_root",
+]
 
+import asyncio
 import inspect
+import logging
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -18,15 +29,29 @@ from typing import Any, TypeAlias
 import msgspec
 
 from ..forms.schema import apply_defaults, validate_content
-from ..types.errors import InvalidParams, MethodNotFound
+from ..protocol.roots import normalise_path, path_from_file_uri
+from ..protocol.sampling import SamplingProblem, check_request, check_result
+from ..types.errors import InternalError, InvalidParams, MethodNotFound
+from ..types.roots import Root
+from .url_flow import UrlElicitation, UrlElicitationHandler, UrlFlowTracker, ask
 
 Answer: TypeAlias = dict[str, Any] | msgspec.Struct
 #: Receives the ``elicitation/create`` params; returns ``{"action": ..., "content"?: ...}``.
 ElicitationHandler = Callable[[dict[str, Any]], Awaitable[Answer] | Answer]
 #: Receives the ``sampling/createMessage`` params; returns a ``CreateMessageResult``.
 SamplingHandler = Callable[[dict[str, Any]], Awaitable[Answer] | Answer]
-#: Roots as paths, ``file://`` URIs or ``{"uri", "name"?}`` dicts, or a callable returning them.
+#: Roots as paths, ``file://`` URIs, ``Root`` structs or ``{"uri", "name"?}`` dicts, or a callable returning them.
 RootsProvider = Sequence[Any] | Callable[[], Sequence[Any] | Awaitable[Sequence[Any]]]
+#: Asked once, before roots are first shown to the server: True lets them go.
+RootsConsent = Callable[[list[Root]], bool | Awaitable[bool]]
+
+logger = logging.getLogger("backchannel.client")
+
+
+class SamplingResultError(InternalError):
+    """The sampling handler returned something that is not a valid ``CreateMessageResult``.
+
+    Raised locally; in the handshake era the server is answered with -32603."""
 
 
 class InputHandlers:
@@ -34,14 +59,34 @@ class InputHandlers:
         self,
         *,
         elicitation: ElicitationHandler | None = None,
-        url_elicitation: ElicitationHandler | None = None,
+        url_elicitation: UrlElicitationHandler | None = None,
         roots: RootsProvider | None = None,
         sampling: SamplingHandler | None = None,
+        roots_consent: RootsConsent | None = None,
+        resolve_symlinks: bool = True,
+        sampling_tools: bool = False,
     ) -> None:
+        """``roots`` are normalised before they are exposed: ``file://`` only (anything
+        else is a ``ValueError``), relative paths made absolute against the working
+        directory, ``..`` removed, symlinks resolved unless ``resolve_symlinks`` is
+        False. ``roots_consent`` is called once, with the normalised roots, before the
+        server first sees them; if it refuses, every ``roots/list`` is answered with an
+        empty list. ``sampling_tools`` declares ``sampling.tools``: the sampling
+        handler may be offered tools."""
         self.elicitation = elicitation
         self.url_elicitation = url_elicitation
-        self.roots = roots
+        #: Shown to the URL handler as who is asking (the client sets it once connected).
+        self.server_name = "the server"
+        #: Handshake-era URL flows this client accepted, and which the server reported complete.
+        self.url_flows = UrlFlowTracker()
+        self.resolve_symlinks = resolve_symlinks
+        self.roots = self._checked(roots)
+        self.roots_consent = roots_consent
         self.sampling = sampling
+        self.sampling_tools = sampling_tools
+        self._consent: bool | None = None
+        self._consent_lock = asyncio.Lock()
+        self._last_roots: list[Root] | None = None  # the set as last computed, to tell a change
 
     def capabilities(self) -> dict[str, Any]:
         capabilities: dict[str, Any] = {}
@@ -55,7 +100,7 @@ class InputHandlers:
         if self.roots is not None:
             capabilities["roots"] = {"listChanged": True}
         if self.sampling is not None:
-            capabilities["sampling"] = {}
+            capabilities["sampling"] = {"tools": {}} if self.sampling_tools else {}
         return capabilities
 
     async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -63,14 +108,35 @@ class InputHandlers:
         if method == "elicitation/create":
             return await self._elicit(params)
         if method == "roots/list" and self.roots is not None:
-            return {"roots": await self._roots()}
+            return {"roots": await self._exposed_roots()}
         if method == "sampling/createMessage" and self.sampling is not None:
-            return _as_dict(await _maybe(self.sampling(params)))
+            return await self._sample(params)
         raise MethodNotFound(f"this client does not handle {method}")
+
+    async def _sample(self, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.sampling is not None
+        try:
+            check_request(params)
+        except SamplingProblem as exc:
+            raise InvalidParams(str(exc), data={"problems": exc.problems}) from None
+        if params.get("tools") and not self.sampling_tools:
+            raise InvalidParams("sampling/createMessage offers tools, but this client did not declare sampling.tools")
+        answer = _as_dict(await _maybe(self.sampling(params)))
+        try:
+            check_result(answer, tools_offered=bool(params.get("tools")), what="the sampling handler's result")
+        except SamplingProblem as exc:
+            logger.error("%s; the server is told of an internal error", exc)
+            raise SamplingResultError(str(exc), data={"problems": exc.problems}) from None
+        return answer
 
     async def _elicit(self, params: dict[str, Any]) -> dict[str, Any]:
         mode = params.get("mode", "form")
-        handler = self.elicitation if mode == "form" else self.url_elicitation if mode == "url" else None
+        if mode == "url" and self.url_elicitation is not None:
+            request = UrlElicitation.from_params(params, self.server_name)
+            if request.elicitation_id is not None:
+                self.url_flows.expect(request.elicitation_id)  # its completion may be announced
+            return {"action": (await ask(self.url_elicitation, request)).action}
+        handler = self.elicitation if mode == "form" else None
         if handler is None:
             raise InvalidParams(f"this client did not declare elicitation mode {mode!r}")
         answer = _as_dict(await _maybe(handler(params)))
@@ -87,21 +153,86 @@ class InputHandlers:
             answer = {**answer, "content": content}
         return answer
 
-    async def _roots(self) -> list[dict[str, Any]]:
+    def _checked(self, roots: RootsProvider | None) -> RootsProvider | None:
+        """A list of roots normalised now, so a bad one fails where it was given."""
+        if roots is None or callable(roots):
+            return roots
+        return [normalise_root(item, resolve_symlinks=self.resolve_symlinks) for item in roots]
+
+    async def current_roots(self) -> list[Root] | None:
+        """The roots as they stand, normalised (consent aside); None without a provider."""
         provided = self.roots
+        if provided is None:
+            return None
         if callable(provided):
             provided = await _maybe(provided())
-        assert provided is not None
-        return [_root(item) for item in provided]
+        roots = [normalise_root(item, resolve_symlinks=self.resolve_symlinks) for item in provided or ()]
+        self._last_roots = roots
+        return roots
+
+    async def _exposed_roots(self) -> list[dict[str, Any]]:
+        roots = await self.current_roots() or []
+        if self.roots_consent is not None:
+            async with self._consent_lock:
+                if self._consent is None:
+                    self._consent = bool(await _maybe(self.roots_consent(list(roots))))
+            if not self._consent:
+                return []
+        return [_root_dict(root) for root in roots]
+
+    @property
+    def roots_refused(self) -> bool:
+        """True once the consent hook refused: the server sees no roots."""
+        return self._consent is False
+
+    async def set_roots(self, roots: RootsProvider | None) -> bool:
+        """Replace the roots provider; True when the set of roots changed since it was last
+        computed (so passing the same callable again tells whether what it returns changed)."""
+        before = self._last_roots if self._last_roots is not None else await self.current_roots()
+        self.roots = self._checked(roots)
+        after = await self.current_roots()
+        return _key(before) != _key(after)
 
 
-def _root(item: Any) -> dict[str, Any]:
-    if isinstance(item, dict):
-        return item
-    if isinstance(item, str) and item.startswith("file://"):
-        return {"uri": item}
-    path = Path(item).expanduser().resolve()
-    return {"uri": path.as_uri(), "name": path.name or str(path)}
+def normalise_root(item: Any, *, resolve_symlinks: bool = True) -> Root:
+    """One root as a ``Root`` with a normalised ``file://`` URI.
+
+    ``item`` is a path (``str`` or ``os.PathLike``), a ``file://`` URI, a ``Root`` or a
+    ``{"uri", "name"?}`` dict. Other URI schemes and remote ``file://`` hosts are a
+    ``ValueError``; relative paths count from the working directory.
+    """
+    name: str | None = None
+    meta: dict[str, Any] | None = None
+    if isinstance(item, Root):
+        target: Any = item.uri
+        name, meta = item.name, item.meta
+    elif isinstance(item, dict):
+        target = item.get("uri")
+        name, meta = item.get("name"), item.get("_meta")
+        if not isinstance(target, str):
+            raise ValueError(f"a root needs a uri string: {item!r}")
+    else:
+        target = item
+    if isinstance(target, str) and ("://" in target or target[:5].lower() == "file:"):
+        path = path_from_file_uri(target)
+        if path is None:
+            raise ValueError(f"roots must be local file:// URIs, not {target!r}")
+    elif isinstance(target, str | os.PathLike):
+        path = Path(target).expanduser()
+    else:
+        raise ValueError(f"a root is a path, a file:// URI, a Root or a dict, not {item!r}")
+    resolved = normalise_path(path, resolve_symlinks=resolve_symlinks)
+    return Root(uri=resolved.as_uri(), name=name or resolved.name or str(resolved), meta=meta)
+
+
+def _root_dict(root: Root) -> dict[str, Any]:
+    converted = msgspec.to_builtins(root)
+    assert isinstance(converted, dict)
+    return converted
+
+
+def _key(roots: list[Root] | None) -> frozenset[tuple[str, str | None]] | None:
+    return None if roots is None else frozenset((root.uri, root.name) for root in roots)
 
 
 def _as_dict(answer: Answer) -> dict[str, Any]:

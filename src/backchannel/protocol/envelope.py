@@ -8,7 +8,14 @@ server's identity.
 
 from __future__ import annotations
 
-__all__ = ["ModernEnvelope", "legacy_result", "modern_meta", "read_modern_meta", "stamp_modern_result"]
+__all__ = [
+    "ModernEnvelope",
+    "legacy_result",
+    "modern_capabilities",
+    "modern_meta",
+    "read_modern_meta",
+    "stamp_modern_result",
+]
 
 from dataclasses import dataclass
 from typing import Any
@@ -51,7 +58,18 @@ def read_modern_meta(meta: dict[str, Any], supported: tuple[str, ...]) -> Modern
 
 def modern_meta(version: str, capabilities: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
     """The ``_meta`` keys a client puts on every stateless-era request."""
-    return {M.PROTOCOL_VERSION: version, M.CLIENT_CAPABILITIES: capabilities, M.CLIENT_INFO: info}
+    return {M.PROTOCOL_VERSION: version, M.CLIENT_CAPABILITIES: modern_capabilities(capabilities), M.CLIENT_INFO: info}
+
+
+def modern_capabilities(capabilities: dict[str, Any]) -> dict[str, Any]:
+    """Client capabilities in their 2026-07-28 shape: ``roots`` has no ``listChanged`` there
+    and ``tasks`` left the core, so neither is declared to a stateless-era server."""
+    if "roots" not in capabilities and "tasks" not in capabilities:
+        return capabilities
+    shaped = {key: value for key, value in capabilities.items() if key != "tasks"}
+    if "roots" in shaped:
+        shaped["roots"] = {key: value for key, value in shaped["roots"].items() if key != "listChanged"}
+    return shaped
 
 
 def stamp_modern_result(result: dict[str, Any], server_info: dict[str, Any]) -> dict[str, Any]:

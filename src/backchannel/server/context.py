@@ -16,15 +16,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..protocol.capabilities import has, require
 from ..protocol.events import RequestReceived
-from ..types.errors import InvalidParams, MissingCapability
+from ..types.errors import MissingCapability
+from ..types.sampling import CreateMessageResult, ModelPreferences, ToolChoice
+from ..types.tools import Tool
 from ..types.versions import Era
 from .elicitation import Elicited, elicit
 from .mrtr import InputRequired, Round
 from .progress import ProgressStages
+from .roots import Roots, known_roots
+from .roots import list_roots as _list_roots
+from .sampling import MessageLike
+from .sampling import sample as _sample
 
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
     from .server import Server
+    from .url_elicitation import UrlFlowHandler
 
 #: The context of the request the running handler serves; set by the server in each request's task.
 CURRENT_CONTEXT: ContextVar[Context] = ContextVar("backchannel_context")
@@ -47,7 +54,7 @@ _RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 class Context:
     """The request being served: progress, logging and facts about the client."""
 
-    __slots__ = ("connection", "request", "round", "server")
+    __slots__ = ("_roots", "connection", "request", "round", "server")
 
     def __init__(self, server: Server, connection: Connection, request: RequestReceived) -> None:
         self.server = server
@@ -55,6 +62,7 @@ class Context:
         self.request = request
         #: Stateless era, on tools/call, prompts/get and resources/read: this run's answers.
         self.round: Round | None = None
+        self._roots: Roots | None = None  # what list_roots() found for this request
 
     @classmethod
     def current(cls) -> Context | None:
@@ -85,8 +93,34 @@ class Context:
         """Whether the client declared ``capability`` (a dotted path like ``"elicitation.url"``)."""
         return has(self.client_capabilities, capability)
 
+    @property
+    def principal(self) -> str | None:
+        """Who is calling, as the HTTP authenticator named them; None without one (stdio, memory)."""
+        return getattr(self.connection.transport, "principal", None)
+
+    async def elicit_url(
+        self,
+        message: str,
+        url: str | None = None,
+        *,
+        flow: UrlFlowHandler | None = None,
+        timeout: float | None = None,
+        via: str = "request",
+    ) -> Elicited[None]:
+        """Send the person to a web page (URL mode) and return once that flow is over:
+        ``accept`` means it completed. See ``backchannel.server.url_elicitation``."""
+        from .url_elicitation import elicit_url
+
+        return await elicit_url(self, message, url, flow=flow, timeout=timeout, via=via)
+
     async def request_input(
-        self, method: str, params: dict[str, Any], capability: str, *, timeout: float | None = None
+        self,
+        method: str,
+        params: dict[str, Any],
+        capability: str,
+        *,
+        timeout: float | None = None,
+        key: str | None = None,
     ) -> dict[str, Any]:
         """Ask the client something (``elicitation/create``, ``roots/list``,
         ``sampling/createMessage``) and return its answer, in either era.
@@ -96,6 +130,8 @@ class Context:
         ``InputRequiredResult``, and when it retries with the answer the handler
         runs again from the top and this call returns the answer. Raises
         ``MissingCapability`` (-32021) when the client did not declare ``capability``.
+        ``key`` names the question in ``inputRequests`` (default: numbered in the order
+        asked); each question of one request needs its own.
         """
         require(self.client_capabilities, capability)
         if self.era == "legacy":
@@ -104,14 +140,14 @@ class Context:
             raise MissingCapability(
                 capability, f"{self.request.method} cannot ask the client anything in the stateless era"
             )
-        key = self.round.next_key(method)
-        answer = self.round.answers.get(key)
+        key = self.round.next_key(method, key)
+        answer = self.round.answer(key)
         if answer is None:
             request: dict[str, Any] = {"method": method}
             if params:
                 request["params"] = params
             raise InputRequired(key, request)
-        return answer  # type: ignore[no-any-return]
+        return answer
 
     async def elicit(
         self,
@@ -121,6 +157,7 @@ class Context:
         timeout: float | None = None,
         fallback: Callable[[], Awaitable[Elicited[Any]] | Elicited[Any]] | None = None,
         remember_decline: bool = True,
+        key: str | None = None,
     ) -> Elicited[Any]:
         """Ask the person to fill in a form described by ``schema`` (a dataclass,
         TypedDict, pydantic model or a flat JSON-Schema dict).
@@ -129,19 +166,83 @@ class Context:
         when accepted. Raises ``MissingCapability`` when the client cannot show
         forms, unless ``fallback`` is given, which then runs instead. ``timeout``
         (default: the server's ``elicitation_timeout``, 10 minutes) cancels the
-        question on the wire and reads as ``cancel``.
+        question on the wire and reads as ``cancel``. ``key`` names the question in a
+        stateless-era ``inputRequests`` (default: numbered in the order asked).
         """
         return await elicit(
-            self, message, schema, timeout=timeout, fallback=fallback, remember_decline=remember_decline
+            self, message, schema, timeout=timeout, fallback=fallback, remember_decline=remember_decline, key=key
         )
 
-    async def list_roots(self) -> list[dict[str, Any]]:
-        """The client's roots (``file://`` URIs with optional names)."""
-        answer = await self.request_input("roots/list", {}, "roots")
-        roots = answer.get("roots")
-        if not isinstance(roots, list):
-            raise InvalidParams("the client's roots/list answer has no roots list")
-        return roots
+    async def list_roots(self, *, refresh: bool = False, key: str | None = None) -> Roots:
+        """The client's roots as ``Roots``: items with ``uri``, ``name`` and local ``path``,
+        and ``contains(path)`` to keep a tool's work inside them.
+
+        Handshake era: a ``roots/list`` request, cached for the session when the client
+        declared ``roots.listChanged`` and dropped when it sends
+        ``notifications/roots/list_changed`` (``refresh`` asks anyway). Stateless era:
+        an MRTR input request each time (once per request). A client without the
+        ``roots`` capability gets the server's ``default_roots`` (the working directory
+        by default) with ``from_client`` False. Roots are guidance, not access control.
+        ``key`` names the question in ``inputRequests`` (see ``request_input``).
+        """
+        if self._roots is None or refresh:
+            self._roots = await _list_roots(self, refresh=refresh, key=key)
+        return self._roots
+
+    @property
+    def roots(self) -> Roots:
+        """The roots known without asking: those ``list_roots()`` found for this request,
+        the session's cache, or the server's default when the client has no ``roots``
+        capability. Raises ``LookupError`` otherwise: ``await ctx.list_roots()`` first."""
+        if self._roots is not None:
+            return self._roots
+        known = known_roots(self)
+        if known is None:
+            raise LookupError("the client's roots are not known yet; await ctx.list_roots() first")
+        return known
+
+    async def sample(
+        self,
+        messages: MessageLike | Sequence[MessageLike],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        model_preferences: ModelPreferences | dict[str, Any] | None = None,
+        tools: Sequence[Tool | dict[str, Any]] | None = None,
+        tool_choice: ToolChoice | dict[str, Any] | str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        include_context: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        key: str | None = None,
+    ) -> CreateMessageResult:
+        """Ask the client's model for a message (``sampling/createMessage``), in either era.
+
+        ``messages`` are strings (user text), ``{"role", "content"}`` dicts or
+        ``SamplingMessage`` structs. Raises ``MissingCapability`` (-32021) unless the
+        client declared ``sampling`` (and ``sampling.tools`` when ``tools`` are given,
+        ``sampling.context`` for ``include_context`` other than ``"none"``);
+        ``ValueError`` for messages the spec forbids; ``InvalidParams`` when the
+        client's answer is malformed. ``timeout`` (handshake era; default the server's
+        ``elicitation_timeout``) raises ``RequestTimeout``. ``key`` names the question in
+        ``inputRequests`` (see ``request_input``).
+        """
+        return await _sample(
+            self,
+            messages,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            model_preferences=model_preferences,
+            tools=tools,
+            tool_choice=tool_choice,
+            temperature=temperature,
+            stop_sequences=stop_sequences,
+            include_context=include_context,
+            metadata=metadata,
+            timeout=timeout,
+            key=key,
+        )
 
     @property
     def cancelled(self) -> bool:

@@ -9,10 +9,11 @@ the same handshake-era session (the stateless era has no session to remember it)
 
 from __future__ import annotations
 
-__all__ = ["Elicited", "elicit"]
+__all__ = ["Elicited", "check_forms", "elicit", "form_spec"]
 
+import functools
 import hashlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
@@ -22,6 +23,7 @@ from ..protocol.capabilities import has
 from ..types.errors import InvalidParams, MissingCapability, RequestTimeout
 
 if TYPE_CHECKING:
+    from ..forms import FormSpec
     from .context import Context
 
 T = TypeVar("T")
@@ -40,6 +42,55 @@ class Elicited(Generic[T]):
         return self.action == "accept"
 
 
+_DICT_FORMS_KEPT = 256
+_dict_forms: dict[bytes, FormSpec] = {}
+
+
+def form_spec(schema: Any) -> FormSpec:
+    """The ``FormSpec`` of ``schema``, built once: per type, and per distinct dict schema
+    (by its canonical JSON). Raises ``FormSchemaError`` naming the field for a form
+    that cannot be sent."""
+    from ..forms import FormSpec
+
+    if isinstance(schema, dict):
+        try:
+            key = msgspec.json.encode(schema, order="sorted")
+        except (TypeError, msgspec.EncodeError):
+            return FormSpec.from_type(schema)  # not JSON at all: let the checker say what is wrong
+        spec = _dict_forms.get(key)
+        if spec is None:
+            spec = FormSpec.from_type(schema)
+            if len(_dict_forms) >= _DICT_FORMS_KEPT:
+                del _dict_forms[next(iter(_dict_forms))]
+            _dict_forms[key] = spec
+        return spec
+    try:
+        hash(schema)
+    except TypeError:
+        return FormSpec.from_type(schema)
+    return _type_form(schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _type_form(schema: Any) -> FormSpec:
+    from ..forms import FormSpec
+
+    return FormSpec.from_type(schema)
+
+
+def check_forms(owner: str, forms: Iterable[Any]) -> None:
+    """Build each form now (and keep it for the calls), so one that cannot be a flat
+    elicitation form fails where it is declared: ``FormSchemaError`` naming the field."""
+    from ..forms import FormSchemaError
+
+    for form in forms:
+        try:
+            form_spec(form)
+        except FormSchemaError as exc:
+            exc.add_note(f"declared in elicits= of {owner}")
+            raise
+
+
 def _fingerprint(message: str, schema: dict[str, Any]) -> str:
     return hashlib.sha256(msgspec.json.encode([message, schema], order="sorted")).hexdigest()
 
@@ -52,10 +103,11 @@ async def elicit(
     timeout: float | None = None,
     fallback: Callable[[], Awaitable[Elicited[Any]] | Elicited[Any]] | None = None,
     remember_decline: bool = True,
+    key: str | None = None,
 ) -> Elicited[Any]:
-    from ..forms import FormContentError, FormSpec
+    from ..forms import FormContentError
 
-    spec = FormSpec.from_type(schema)
+    spec = form_spec(schema)
     requested = spec.requested_schema
     if not has(ctx.client_capabilities, "elicitation.form"):
         if fallback is None:
@@ -71,7 +123,10 @@ async def elicit(
     for attempt in (1, 2):
         params = {"mode": "form", "message": text, "requestedSchema": requested}
         try:
-            answer = await ctx.request_input("elicitation/create", params, "elicitation.form", timeout=wait)
+            question = key if key is None or attempt == 1 else f"{key}#{attempt}"
+            answer = await ctx.request_input(
+                "elicitation/create", params, "elicitation.form", timeout=wait, key=question
+            )
         except RequestTimeout:
             return Elicited("cancel")  # the outstanding question was cancelled on the wire
         action = answer.get("action")

@@ -35,8 +35,9 @@ _decode = msgspec.json.decode
 class InputRequired(Exception):
     """Raised inside a handler to stop this round and ask the client ``request``."""
 
-    def __init__(self, key: str, request: dict[str, Any]) -> None:
-        super().__init__(f"input required: {request.get('method')}")
+    def __init__(self, key: str, request: dict[str, Any] | None) -> None:
+        # ``request`` None asks nothing: "not yet", a requestState-only result the client retries.
+        super().__init__(f"input required: {request.get('method') if request else 'retry later'}")
         self.key = key
         self.request = request
 
@@ -83,42 +84,72 @@ class StateSealer:
 
 @dataclass(slots=True)
 class Round:
-    """One run of a handler in the stateless era: the answers it may use and the questions asked."""
+    """One run of a handler in the stateless era: the answers it may use and the questions asked.
+
+    ``answers`` are those of earlier rounds (sealed in ``requestState``) plus the ones
+    this run used; ``responses`` are this retry's ``inputResponses``. A response is
+    used when the handler asks its key, whether or not an earlier round asked it (a
+    client may answer ahead, or retry without state); keys never asked are ignored.
+    An answer sealed in an earlier round is never replaced by a later response.
+    """
 
     binding: str
     answers: dict[str, Any] = field(default_factory=dict)
+    responses: dict[str, Any] = field(default_factory=dict)
     asked: int = 0
+    keys: set[str] = field(default_factory=set)
+    #: What a handler keeps across rounds, sealed with the answers (e.g. a URL flow's id).
+    memo: dict[str, Any] = field(default_factory=dict)
 
-    def next_key(self, method: str) -> str:
-        # Questions are numbered in the order the handler asks them, which a re-run repeats.
+    def next_key(self, method: str, key: str | None = None) -> str:
+        """The ``inputRequests`` key of the next question: ``key``, or one numbered in the
+        order the handler asks (which a re-run repeats). A key is used once per run."""
         self.asked += 1
-        return f"q{self.asked}:{method}"
+        key = key if key is not None else f"q{self.asked}:{method}"
+        if key in self.keys:
+            raise ValueError(f"the input key {key!r} was used twice in one request; give each question its own key")
+        self.keys.add(key)
+        return key
+
+    def answer(self, key: str) -> dict[str, Any] | None:
+        """The client's answer to question ``key``, or None when it has not given one."""
+        if key in self.answers:
+            return self.answers[key]  # type: ignore[no-any-return]
+        response = self.responses.get(key)
+        if response is not None:
+            self.answers[key] = response
+        return response
 
     @classmethod
     def start(cls, sealer: StateSealer, method: str, params: dict[str, Any]) -> Round:
         """The round for a (re)try: earlier answers from ``requestState``, new ones from ``inputResponses``."""
         binding = binding_of(method, params)
         answers: dict[str, Any] = {}
-        pending: list[str] = []
+        memo: dict[str, Any] = {}
         state = params.get("requestState")
         if state is not None:
             payload = sealer.open(state, binding)
             answers.update(payload.get("answers", {}))
-            pending = list(payload.get("pending", []))
-        responses = params.get("inputResponses")
-        if responses is not None:
-            if not isinstance(responses, dict):
+            memo.update(payload.get("memo", {}))
+        responses: dict[str, Any] = {}
+        if "inputResponses" in params:
+            given = params["inputResponses"]
+            if not isinstance(given, dict):
                 raise InvalidParams("inputResponses must be an object keyed like the inputRequests")
-            for key in pending:  # unknown keys are ignored, as mrtr.mdx asks
-                if key in responses:
-                    if not isinstance(responses[key], dict):
-                        raise InvalidParams(f"inputResponses[{key!r}] must be an object")
-                    answers[key] = responses[key]
-        return cls(binding, answers)
+            for key, value in given.items():
+                if not isinstance(value, dict):
+                    raise InvalidParams(f"inputResponses[{key!r}] must be an object (the answer to that input request)")
+            responses = given
+        return cls(binding, answers, responses, memo=memo)
 
     def input_required(self, sealer: StateSealer, needed: InputRequired) -> dict[str, Any]:
         """The ``InputRequiredResult`` that ends this round."""
-        state = sealer.seal({"answers": self.answers, "pending": [needed.key]}, self.binding)
+        payload: dict[str, Any] = {"answers": self.answers}
+        if self.memo:
+            payload["memo"] = self.memo
+        state = sealer.seal(payload, self.binding)
+        if needed.request is None:  # nothing to ask: the client retries with the state alone
+            return {"resultType": "input_required", "requestState": state}
         return {"resultType": "input_required", "inputRequests": {needed.key: needed.request}, "requestState": state}
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from ..types.prompts import GetPromptResult, PromptMessage
+from .completion import ArgumentCompleter
 from .content import to_block
 from .signature import ParameterSet, derive_parameters
 
@@ -36,6 +37,8 @@ class RegisteredPrompt:
     icons: list[dict[str, Any]] | None = None
     meta: dict[str, Any] | None = None
     definition: dict[str, Any] = field(default_factory=dict)
+    #: Argument name -> its completer (``completion/complete``).
+    completers: dict[str, ArgumentCompleter] = field(default_factory=dict)
 
     @classmethod
     def build(

@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from ..types.content import BlobResourceContents, TextResourceContents
+from .completion import ArgumentCompleter
 from .signature import ParameterSet, derive_parameters
 from .uri_template import UriTemplate
 
@@ -58,6 +59,8 @@ class RegisteredResource(_Described):
 class RegisteredTemplate(_Described):
     template: UriTemplate = field(default_factory=lambda: UriTemplate(""))
     parameters: ParameterSet | None = None
+    #: Variable name -> its completer (``completion/complete``).
+    completers: dict[str, ArgumentCompleter] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.definition = self._describe("uriTemplate", str(self.template), {})

@@ -11,9 +11,11 @@ __all__ = ["Server"]
 
 import asyncio
 import inspect
+import os
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..protocol.events import NotificationReceived, RequestReceived
@@ -25,16 +27,20 @@ from ..types import meta as M
 from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ..types.methods import methods_for
 from ..types.versions import VERSIONS, newer_first
+from .completion import CompleterLike, completers_for, handle_complete
 from .context import CURRENT_CONTEXT, LOG_LEVELS, Context
+from .elicitation import check_forms
 from .mrtr import InputRequired, Round, StateSealer
 from .pagination import paginate
 from .prompts import RegisteredPrompt
 from .redaction import Redactor
 from .resources import RegisteredResource, RegisteredTemplate, build_resource, to_contents
+from .roots import RootsCache
 from .tools import RegisteredTool
 
 if TYPE_CHECKING:
     from ..transports.http.app import HttpApp
+    from .url_elicitation import UrlElicitations
 
 F = TypeVar("F", bound=Callable[..., Any])
 _DEFAULT_REDACTOR = Redactor()
@@ -50,6 +56,7 @@ class _PerConnection:
     bucket: TokenBucket
     subscriptions: set[str] = field(default_factory=set)
     declined: set[str] = field(default_factory=set)
+    roots: RootsCache = field(default_factory=RootsCache)
 
 
 class Server:
@@ -67,6 +74,9 @@ class Server:
     ``state_key`` seals the ``requestState`` of stateless-era multi-round
     requests (random per process by default: give every worker the same key),
     valid for ``state_ttl`` seconds.
+    ``default_roots`` stand in for the roots of a client without the ``roots``
+    capability (``ctx.list_roots()`` marks them ``from_client=False``); default:
+    the working directory when the server was made.
     """
 
     def __init__(
@@ -89,6 +99,7 @@ class Server:
         state_key: bytes | None = None,
         state_ttl: float = 600.0,
         elicitation_timeout: float = 600.0,
+        default_roots: Sequence[str | os.PathLike[str]] | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError(f"page_size must be a positive number of items or None, not {page_size!r}")
@@ -113,6 +124,11 @@ class Server:
         self.log_burst = log_burst
         self.state_sealer = StateSealer(state_key, state_ttl)
         self.elicitation_timeout = elicitation_timeout
+        #: URL-mode elicitation flows and their pages (``http_app()`` serves them); see ``UrlElicitations``.
+        self.url_elicitations: UrlElicitations | None = None
+        self.default_roots: list[str | os.PathLike[str]] = (
+            [Path.cwd()] if default_roots is None else list(default_roots)
+        )
         self._tools: dict[str, RegisteredTool] = {}
         self._prompts: dict[str, RegisteredPrompt] = {}
         self._resources: dict[str, RegisteredResource] = {}
@@ -134,6 +150,7 @@ class Server:
             "resources/subscribe": self._subscribe,
             "resources/unsubscribe": self._unsubscribe,
             "logging/setLevel": self._set_level,
+            "completion/complete": self._complete,
             "subscriptions/listen": self._listen,
         }
 
@@ -151,6 +168,7 @@ class Server:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
+        elicits: Sequence[Any] = (),
     ) -> RegisteredTool:
         """Register ``fn`` as a tool; its signature becomes ``inputSchema`` and its
         return annotation ``outputSchema``. Raises ``TypeError`` for a signature that
@@ -158,7 +176,11 @@ class Server:
 
         ``input_schema`` replaces the derived ``inputSchema`` verbatim; the
         arguments are then only checked to be an object, and each key naming a
-        parameter of ``fn`` is passed through unconverted."""
+        parameter of ``fn`` is passed through unconverted.
+
+        ``elicits`` lists the forms the tool passes to ``ctx.elicit`` (types or dict
+        schemas): each is checked and built now, so a nested or invalid one raises
+        ``FormSchemaError`` naming the field here rather than during a call."""
         tool = RegisteredTool.build(
             fn,
             name=name,
@@ -171,6 +193,7 @@ class Server:
             context_type=Context,
             input_schema=input_schema,
         )
+        check_forms(f"tool {tool.name!r}", elicits)
         if tool.name in self._tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
@@ -199,11 +222,17 @@ class Server:
         description: str | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
+        completers: dict[str, CompleterLike] | None = None,
     ) -> RegisteredPrompt:
-        """Register ``fn`` as a prompt; its parameters become the prompt's arguments."""
+        """Register ``fn`` as a prompt; its parameters become the prompt's arguments.
+
+        ``completers`` maps argument names to completers (see ``server.completion``);
+        they win over ``Complete(...)`` annotations on the parameters."""
         prompt = RegisteredPrompt.build(
             fn, name=name, title=title, description=description, icons=icons, meta=meta, context_type=Context
         )
+        arguments = prompt.parameters.input_schema["properties"]
+        prompt.completers = completers_for(fn, completers, arguments, label=f"prompt {prompt.name!r}")
         if prompt.name in self._prompts:
             raise ValueError(f"a prompt named {prompt.name!r} is already registered")
         self._prompts[prompt.name] = prompt
@@ -236,9 +265,11 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         annotations: dict[str, Any] | None = None,
         meta: dict[str, Any] | None = None,
+        completers: dict[str, CompleterLike] | None = None,
     ) -> RegisteredResource | RegisteredTemplate:
         """Register a resource; a ``uri`` with RFC 6570 ``{variables}`` makes a template
-        whose variables are passed to ``fn`` by name."""
+        whose variables are passed to ``fn`` by name. ``completers`` (templates only)
+        maps variable names to completers, like ``add_prompt``'s."""
         entry = build_resource(
             uri,
             fn,
@@ -253,10 +284,14 @@ class Server:
             context_type=Context,
         )
         if isinstance(entry, RegisteredTemplate):
+            label = f"resource template {uri!r}"
+            entry.completers = completers_for(fn, completers, entry.template.variables, label=label)
             if any(str(t.template) == uri for t in self._templates):
                 raise ValueError(f"a resource template {uri!r} is already registered")
             self._templates.append(entry)
         else:
+            if completers:
+                raise ValueError(f"resource {uri!r} has no {{variables}} to complete")
             if uri in self._resources:
                 raise ValueError(f"a resource {uri!r} is already registered")
             self._resources[uri] = entry
@@ -314,7 +349,13 @@ class Server:
             capabilities["prompts"] = {"listChanged": True}
         if self._resources or self._templates:
             capabilities["resources"] = {"subscribe": True, "listChanged": True}
+        if self._completing():
+            capabilities["completions"] = {}
         return capabilities
+
+    def _completing(self) -> bool:
+        """True when some prompt argument or template variable has a completer."""
+        return any(p.completers for p in self._prompts.values()) or any(t.completers for t in self._templates)
 
     # --------------------------------------------------------- notifying
 
@@ -366,6 +407,11 @@ class Server:
         state = self._connections.get(connection)
         return state.declined if state is not None else None
 
+    def roots_cache(self, connection: Connection) -> RootsCache | None:
+        """This handshake-era session's cached roots (never shared with another session)."""
+        state = self._connections.get(connection)
+        return state.roots if state is not None else None
+
     def log_level_for(self, connection: Connection) -> str | None:
         state = self._connections.get(connection)
         return state.log_level if state is not None else self.default_log_level
@@ -383,7 +429,11 @@ class Server:
         return result
 
     def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None:
-        return None  # roots/list_changed and friends arrive here once those features exist
+        if notification.method == "notifications/roots/list_changed":
+            state = self._connections.get(connection)
+            if state is not None:
+                state.roots.invalidate()  # the next ctx.list_roots() asks again
+        return None
 
     def connect(self, transport: Transport, *, finish_grace: float | None = None) -> Connection:
         """A connection serving this server over ``transport``; ``await connection.run()``."""
@@ -480,6 +530,12 @@ class Server:
         except InputRequired as needed:
             return self._input_required(context, needed)
         return tool.to_result(value)
+
+    async def _complete(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        """``completion/complete`` (``server/completion.py``); -32601 when nothing completes."""
+        if not self._completing():
+            raise MethodNotFound("Method not found: completion/complete (this server offers no completions)")
+        return await handle_complete(request.params, self._prompts, self._templates, self._resources)
 
     async def _get_prompt(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         params = request.params

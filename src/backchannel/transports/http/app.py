@@ -87,6 +87,10 @@ class HttpApp:
         # ASGI: ``path`` includes ``root_path`` (what a Mount in Starlette stripped off); compare the rest.
         root, full = scope.get("root_path", ""), scope.get("path", "")
         path = (full[len(root) :] if root and full.startswith(root) else full).rstrip("/") or "/"
+        flows = self.server.url_elicitations
+        if flows is not None and flows.handles(path):  # the URL-elicitation pages served beside the endpoint
+            await flows(scope, receive, send)
+            return
         if path != self.path and not (path == "/" and root.rstrip("/").endswith(self.path)):  # Mount("/x/mcp")
             await _reject(send, H.Rejection(404, InvalidRequest(f"no MCP endpoint at {full}; use {root}{self.path}")))
             return
@@ -147,7 +151,7 @@ class HttpApp:
         )
         if kind == "request" and modern:
             # The body is the routing key (CHANGES §13): a session header, if any, is ignored.
-            await self._post_modern(message, headers, receive, send)
+            await self._post_modern(message, headers, receive, send, principal)
             return
         if kind != "request" and session_id is None and H.protocol_version_header(headers) in MODERN_VERSIONS:
             await send_bytes(send, 202, b"", {})  # stateless-era notifications need no session
@@ -175,7 +179,12 @@ class HttpApp:
         await self._serve_request(session, message, receive, send)
 
     async def _post_modern(
-        self, message: dict[str, Any], headers: dict[str, str], receive: Receive, send: Send
+        self,
+        message: dict[str, Any],
+        headers: dict[str, str],
+        receive: Receive,
+        send: Send,
+        principal: Principal | None = None,
     ) -> None:
         param_headers = None
         if message["method"] == "tools/call":
@@ -187,7 +196,7 @@ class HttpApp:
         if rejection is not None:
             await _reject(send, rejection)
             return
-        await serve_modern(self.server, message, receive, send, sse_after=self.sse_after)
+        await serve_modern(self.server, message, receive, send, sse_after=self.sse_after, principal=principal)
 
     async def _initialize(
         self,

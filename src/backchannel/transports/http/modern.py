@@ -30,6 +30,9 @@ JSON_HEADERS = {"content-type": "application/json"}
 class _OneRequest(Transport):
     """Hands the runtime one message, then waits until the response is done."""
 
+    #: Who sent the request (the authenticator's principal); ``ctx.principal`` reads it.
+    principal: str | None = None
+
     def __init__(self, message: dict[str, Any]) -> None:
         self.feed = MessageFeed(message.get("id"))
         self._pending: list[Any] | None = [message]
@@ -53,9 +56,16 @@ class _OneRequest(Transport):
 
 
 async def serve_modern(
-    server: Server, message: dict[str, Any], receive: Receive, send: Send, *, sse_after: float
+    server: Server,
+    message: dict[str, Any],
+    receive: Receive,
+    send: Send,
+    *,
+    sse_after: float,
+    principal: str | None = None,
 ) -> None:
     transport = _OneRequest(message)
+    transport.principal = principal
     connection = server.connect(transport, finish_grace=0.0)
     runner = asyncio.get_running_loop().create_task(connection.run())
     request_id: RequestId = message["id"]

@@ -34,6 +34,8 @@ _FINISHED_STREAMS_KEPT = 64
 
 class _SessionTransport(Transport):
     routes_by_request = True
+    #: Who opened the session (the authenticator's principal); ``ctx.principal`` reads it.
+    principal: Principal | None = None
 
     def __init__(self) -> None:
         self.inbox: asyncio.Queue[list[Any] | None] = asyncio.Queue()
@@ -87,6 +89,7 @@ class LegacySession:
         self.principal = principal
         self.store = store
         self.transport = _SessionTransport()
+        self.transport.principal = principal
         self.connection = server.connect(self.transport, finish_grace=0.0)
         self.protocol = self.connection.session
         self.streams: dict[str, ResumableStream] = {}

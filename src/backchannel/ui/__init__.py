@@ -1,0 +1,30 @@
+"""The terminal client a person uses: ``backchannel connect`` and ``backchannel demo``.
+
+The logic runs without a terminal: :class:`Session` turns command lines into
+requests and prints results to a rich ``Console``; :class:`FormRenderer` fills
+elicitation forms through an ``Ask`` function (see :func:`scripted` for tests).
+:mod:`backchannel.ui.terminal` adds prompt_toolkit input and Ctrl-C handling.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "Ask",
+    "Cancelled",
+    "Command",
+    "CommandError",
+    "FormRenderer",
+    "LinkConsent",
+    "Question",
+    "Renderer",
+    "Session",
+    "parse_arguments",
+    "parse_command",
+    "scripted",
+]
+
+from .commands import Command, CommandError, parse_arguments, parse_command
+from .forms import FormRenderer, LinkConsent
+from .questions import Ask, Cancelled, Question, scripted
+from .render import Renderer
+from .session import Session

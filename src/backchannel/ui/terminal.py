@@ -1,0 +1,351 @@
+"""The terminal around a ``Session``: prompt_toolkit for input, rich for output, Ctrl-C for cancelling.
+
+``backchannel connect <command ...>`` and ``backchannel connect <url>`` run
+:func:`run_connect`; ``backchannel demo`` runs it against the bundled example
+server. All the logic lives in :class:`~backchannel.ui.session.Session`; this
+module only reads lines, answers questions and watches the keyboard:
+
+* the command line completes command names, tool, prompt and resource names
+  and ``key=`` argument names on Tab, and keeps a history;
+* a question (a form field, a tool argument) prefills its default, completes
+  its choices on Tab (and a prompt argument through the server's
+  ``completion/complete``), and Esc or Ctrl-C cancels it;
+* while a request runs the terminal does not turn Ctrl-C into SIGINT (which
+  would also kill a stdio server in our process group): we read the key
+  ourselves and cancel the request, which cancels it on the wire;
+* log lines that arrive while a prompt is shown are printed above it.
+
+When stdin is not a terminal, lines are read plainly, so a session can be scripted.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PlainInput", "TerminalInput", "demo_command", "demo_server_path", "make_client", "run_connect"]
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import sys
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import Application, run_in_terminal
+from prompt_toolkit.application.current import set_app
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings
+from rich.console import Console
+from rich.markup import escape
+
+from ..types.errors import MCPError
+from .questions import Cancelled, Question
+from .session import Session
+
+if TYPE_CHECKING:
+    from ..client.client import Client
+
+try:
+    import termios
+except ImportError:  # pragma: no cover - not POSIX
+    termios = None  # type: ignore[assignment]
+
+
+# -- Ctrl-C while a request runs -------------------------------------------------------------------
+
+
+class InterruptWatcher:
+    """Cancels the running request on Ctrl-C (read as a key) or on SIGINT."""
+
+    def __init__(self, fd: int | None = None) -> None:
+        self.fd = fd if fd is not None else _stdin_fd()
+        self._task: asyncio.Future[Any] | None = None
+        self._saved: Any = None
+        self._reading = False
+
+    @contextlib.contextmanager
+    def watch(self, task: asyncio.Future[Any]) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        self._task = task
+        signals = False
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGINT, self.interrupt)
+            signals = True
+        self._start()
+        try:
+            yield
+        finally:
+            self._stop()
+            self._task = None
+            if signals:
+                loop.remove_signal_handler(signal.SIGINT)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Give the keyboard back (a question is being asked while the request runs)."""
+        active = self._task is not None and self._reading
+        if active:
+            self._stop()
+        try:
+            yield
+        finally:
+            if active and self._task is not None:
+                self._start()
+
+    def interrupt(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    def _start(self) -> None:
+        if termios is None or self.fd < 0 or not os.isatty(self.fd) or self._reading:
+            return
+        self._saved = termios.tcgetattr(self.fd)
+        quiet = termios.tcgetattr(self.fd)
+        quiet[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG)
+        quiet[6][termios.VMIN] = 1
+        quiet[6][termios.VTIME] = 0
+        termios.tcsetattr(self.fd, termios.TCSANOW, quiet)
+        asyncio.get_running_loop().add_reader(self.fd, self._on_key)
+        self._reading = True
+
+    def _stop(self) -> None:
+        if not self._reading:
+            return
+        self._reading = False
+        asyncio.get_running_loop().remove_reader(self.fd)
+        if termios is not None and self._saved is not None:
+            termios.tcsetattr(self.fd, termios.TCSANOW, self._saved)
+
+    def _on_key(self) -> None:
+        try:
+            data = os.read(self.fd, 1024)
+        except OSError:
+            data = b""
+        if b"\x03" in data:
+            self.interrupt()
+
+
+def _stdin_fd() -> int:
+    try:
+        return sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return -1
+
+
+# -- prompt_toolkit --------------------------------------------------------------------------------
+
+
+class TerminalInput:
+    """Reads command lines and answers questions with prompt_toolkit."""
+
+    def __init__(self, completions: Callable[[str], list[str]] | None = None) -> None:
+        self.prompt = "backchannel> "
+        self.watcher = InterruptWatcher()
+        self.completions = completions or (lambda text: [])
+        self._lines: PromptSession[str] = PromptSession(
+            history=InMemoryHistory(), completer=_LineCompleter(self), complete_while_typing=False
+        )
+        self._active: Application[Any] | None = None
+
+    async def read_command(self) -> str | None:
+        """The next command line; None at Ctrl-D. Ctrl-C clears the line."""
+        try:
+            with self._showing(self._lines.app):
+                return await self._lines.prompt_async(self.prompt, handle_sigint=False)
+        except KeyboardInterrupt:
+            return ""
+        except EOFError:
+            return None
+
+    async def ask(self, question: Question) -> str:
+        bindings = KeyBindings()
+
+        @bindings.add("escape", eager=True)
+        def _cancel(event: Any) -> None:
+            event.app.exit(exception=Cancelled())
+
+        session: PromptSession[str] = PromptSession(
+            completer=_QuestionCompleter(question), complete_while_typing=False, key_bindings=bindings
+        )
+        with self.watcher.paused(), self._showing(session.app):
+            return await session.prompt_async(question.prompt, default=question.default, handle_sigint=False)
+
+    @contextlib.contextmanager
+    def _showing(self, app: Application[Any]) -> Iterator[None]:
+        previous, self._active = self._active, app
+        try:
+            yield
+        finally:
+            self._active = previous
+
+    def out_of_band(self, action: Callable[[], None]) -> None:
+        """Run ``action`` (which prints) above the prompt being shown, if any."""
+        app = self._active
+        if app is None or not app.is_running:
+            action()
+            return
+        with set_app(app):
+            run_in_terminal(action)
+
+
+def _completion(text: str, word: str) -> Completion:
+    return Completion(text, start_position=-len(word))
+
+
+class _LineCompleter(Completer):
+    def __init__(self, terminal: TerminalInput) -> None:
+        self.terminal = terminal
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        word = text.split(" ")[-1]
+        for option in self.terminal.completions(text):
+            yield _completion(option, word)
+
+
+class _QuestionCompleter(Completer):
+    def __init__(self, question: Question) -> None:
+        self.question = question
+
+    def _word(self, document: Document) -> str:
+        text = document.text_before_cursor
+        if self.question.separator:
+            text = text.split(self.question.separator)[-1]
+        return text.lstrip()
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        word = self._word(document)
+        for option in self.question.completions:
+            if option.casefold().startswith(word.casefold()):
+                yield _completion(option, word)
+
+    async def get_completions_async(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> AsyncGenerator[Completion, None]:
+        word = self._word(document)
+        offered = set()
+        for completion in self.get_completions(document, complete_event):
+            offered.add(completion.text)
+            yield completion
+        if self.question.complete is not None:
+            for value in await self.question.complete(word):
+                if value not in offered:
+                    yield _completion(value, word)
+
+
+class PlainInput:
+    """Lines from a pipe: for scripted sessions (``printf 'tools\\nquit\\n' | backchannel connect ...``)."""
+
+    def __init__(self) -> None:
+        self.prompt = "backchannel> "
+        self.watcher = InterruptWatcher(-1)
+        self.completions: Callable[[str], list[str]] = lambda text: []
+
+    async def _line(self, prompt: str) -> str | None:
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
+        line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+        return line.rstrip("\r\n") if line else None
+
+    async def read_command(self) -> str | None:
+        return await self._line(self.prompt)
+
+    async def ask(self, question: Question) -> str:
+        shown = f"{question.prompt}[{question.default}] " if question.default else question.prompt
+        line = await self._line(shown)
+        if line is None:
+            raise Cancelled
+        return line or question.default
+
+    def out_of_band(self, action: Callable[[], None]) -> None:
+        action()
+
+
+# -- connect and demo ------------------------------------------------------------------------------
+
+
+def make_client(target: Sequence[str], options: dict[str, Any]) -> Client:
+    """A client for ``target``: one ``http(s)://`` URL, or a command and its arguments."""
+    from ..client.client import Client
+
+    if not target:
+        raise ValueError("connect needs a server: a command (and its arguments) or an http(s):// URL")
+    if len(target) == 1 and re.match(r"https?://", target[0], re.IGNORECASE):
+        return Client.http(target[0], **options)
+    return Client.stdio(target[0], list(target[1:]), **options)
+
+
+def demo_server_path() -> Path:
+    """``examples/demo_server.py``: inside the package if it was installed with it, else in the source checkout."""
+    package = Path(__file__).resolve().parents[1]
+    candidates = [package / "examples" / "demo_server.py", package.parents[1] / "examples" / "demo_server.py"]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(
+        "backchannel demo needs examples/demo_server.py, which is not installed with the package; "
+        "run it from a source checkout (pip install -e .), or use: backchannel connect <command ...>"
+    )
+
+
+def demo_command() -> list[str]:
+    return [sys.executable, "-m", "backchannel", "run", str(demo_server_path())]
+
+
+def run_connect(
+    target: Sequence[str],
+    *,
+    roots: Sequence[str] = (),
+    era: str = "auto",
+    save_dir: str | None = None,
+    log_level: str | None = "info",
+    console: Console | None = None,
+) -> int:
+    """Run an interactive session with the server at ``target`` until ``quit``; the exit status."""
+    console = console or Console()
+    try:
+        work = _connect(target, roots=roots, era=era, save_dir=save_dir, log_level=log_level, console=console)
+        return asyncio.run(work)
+    except KeyboardInterrupt:
+        console.print("[yellow]Interrupted.[/]")
+        return 130
+
+
+async def _connect(
+    target: Sequence[str],
+    *,
+    roots: Sequence[str],
+    era: str,
+    save_dir: str | None,
+    log_level: str | None,
+    console: Console,
+) -> int:
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    terminal: TerminalInput | PlainInput = TerminalInput() if interactive else PlainInput()
+    session = Session(console, terminal.ask, save_dir=save_dir, roots=roots)
+    terminal.completions = session.completions
+    session.interrupts = terminal.watcher.watch
+    session.out_of_band = terminal.out_of_band
+    try:
+        client = make_client(target, {**session.client_options(), "era": era})
+    except ValueError as exc:
+        console.print(f"[red]{escape(str(exc))}[/]")
+        return 2
+    console.print(f"[dim]Connecting to {escape(' '.join(target))} ...[/]", soft_wrap=True, highlight=False)
+    try:
+        async with client:
+            await session.start(client, log_level=log_level)
+            name = (client.server_info or {}).get("name")
+            terminal.prompt = f"{name}> " if isinstance(name, str) and name.isprintable() and name else "mcp> "
+            while True:
+                line = await terminal.read_command()
+                if line is None or not await session.execute(line):
+                    break
+    except (MCPError, OSError) as exc:
+        console.print(f"[red]Could not talk to the server: {type(exc).__name__}: {escape(str(exc))}[/]")
+        return 1
+    return 0

@@ -1,0 +1,102 @@
+"""Shared pieces for the terminal-client tests: a captured console, a session wired to an in-process server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+from collections.abc import AsyncIterator, Coroutine, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from rich.console import Console
+
+from backchannel import Client, Server
+from backchannel.cli.loader import load_server
+from backchannel.transports.memory import memory_pair
+from backchannel.ui import Question, Session, scripted
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_SERVER = ROOT / "examples" / "demo_server.py"
+UI_SERVER = Path(__file__).resolve().parent / "ui_server.py"
+T = TypeVar("T")
+
+
+def run(coro: Coroutine[Any, Any, T], timeout: float = 30) -> T:
+    async def bounded() -> T:
+        async with asyncio.timeout(timeout):
+            return await coro
+
+    return asyncio.run(bounded())
+
+
+def captured_console(width: int = 120) -> Console:
+    """A console that records into a string: read it with ``text(console)``."""
+    return Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False, highlight=False)
+
+
+def text(console: Console) -> str:
+    file = console.file
+    assert isinstance(file, io.StringIO)
+    return file.getvalue()
+
+
+def demo_server() -> Server:
+    return load_server(str(DEMO_SERVER))
+
+
+def ui_server() -> Server:
+    return load_server(str(UI_SERVER))
+
+
+class Driven:
+    """A session, its console, the questions asked, and more answers to feed."""
+
+    def __init__(self, session: Session, asked: list[Question], answers: list[str | BaseException]) -> None:
+        self.session = session
+        self.asked = asked
+        self._answers = answers
+
+    @property
+    def output(self) -> str:
+        return text(self.session.console)
+
+    def answer(self, *answers: str | BaseException) -> None:
+        self._answers.extend(answers)
+
+    async def do(self, line: str, *answers: str | BaseException) -> str:
+        """Run a command line (feeding ``answers`` to its questions); the output it printed."""
+        self.answer(*answers)
+        before = len(self.output)
+        keep_going = await self.session.execute(line)
+        assert keep_going, f"{line!r} ended the session"
+        return self.output[before:]
+
+
+@contextlib.asynccontextmanager
+async def driven(
+    server: Server,
+    era: str = "legacy",
+    *,
+    answers: Iterable[str | BaseException] = (),
+    save_dir: Path | None = None,
+    roots: Iterable[str] = (),
+    log_level: str | None = None,
+    **session_options: Any,
+) -> AsyncIterator[Driven]:
+    """A ``Session`` connected to ``server`` in-process, answering questions from a script."""
+    queue: list[str | BaseException] = list(answers)
+    asked: list[Question] = []
+    ask = scripted(queue, asked)
+    session = Session(captured_console(), ask, save_dir=save_dir, roots=list(roots), **session_options)
+    client_side, server_side = memory_pair()
+    serving = asyncio.create_task(server.serve(server_side))
+    client = Client(client_side, era=era, **session.client_options())  # type: ignore[arg-type]
+    try:
+        async with client:
+            await session.start(client, log_level=log_level)
+            yield Driven(session, asked, queue)
+    finally:
+        await server_side.close()
+        await serving
+

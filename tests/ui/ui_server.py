@@ -1,0 +1,82 @@
+"""A server for the terminal-client tests: a form, a link, an image, logs and a slow job."""
+
+from __future__ import annotations
+
+import asyncio
+
+from backchannel import Context, Image, Server
+
+PNG = b"\x89PNG\r\n\x1a\n not really a png"
+
+server = Server("uitest", "1.0")
+
+SIGNUP = {
+    "type": "object",
+    "title": "Sign up",
+    "description": "Tell us about you.",
+    "properties": {
+        "name": {"type": "string", "title": "Your name", "description": "as on your passport", "minLength": 2},
+        "email": {"type": "string", "format": "email"},
+        "age": {"type": "integer", "minimum": 18, "maximum": 120},
+        "newsletter": {"type": "boolean", "title": "Newsletter", "default": True},
+        "plan": {
+            "type": "string",
+            "oneOf": [{"const": "free", "title": "Free"}, {"const": "pro", "title": "Professional"}],
+            "default": "free",
+        },
+        "topics": {"type": "array", "items": {"type": "string", "enum": ["python", "rust", "go"]}, "maxItems": 2},
+    },
+    "required": ["name", "email", "age"],
+}
+
+
+@server.tool()
+async def signup(ctx: Context) -> str:
+    """Ask the person to sign up with a form."""
+    await ctx.info("signup started", logger="forms")
+    answer = await ctx.elicit("Please sign up for the service.", SIGNUP)
+    if not answer.accepted:
+        return f"signup {answer.action}"
+    data = answer.data
+    return f"welcome {data['name']} <{data['email']}> age {data['age']} plan {data['plan']} topics {data.get('topics')}"
+
+
+@server.tool()
+async def confirm(ctx: Context) -> str:
+    """A one-question yes/no form."""
+    answer = await ctx.elicit("Delete everything?", {"type": "object", "properties": {"sure": {"type": "boolean"}}})
+    return f"confirm {answer.action} {answer.data}"
+
+
+@server.tool()
+def picture():  # type: ignore[no-untyped-def]  # no return type: no output schema
+    """A tiny image."""
+    return ["here is a picture", Image(PNG, "image/png")]
+
+
+@server.tool()
+async def chatty(ctx: Context) -> str:
+    """Logs at three levels."""
+    await ctx.debug("a debug line")
+    await ctx.info("an info line")
+    await ctx.warning("a warning line")
+    return "done"
+
+
+@server.tool()
+async def slow(ctx: Context, steps: int = 100) -> str:
+    """Slow work with progress, to be interrupted."""
+    for step in range(steps):
+        await ctx.report_progress(step + 1, steps, f"step {step + 1}")
+        await asyncio.sleep(0.1)
+    return "finished"
+
+
+@server.tool()
+async def roots(ctx: Context) -> list[str]:
+    """The client's roots."""
+    return [item.uri for item in await ctx.list_roots()]
+
+
+if __name__ == "__main__":
+    server.run()
