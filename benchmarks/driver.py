@@ -106,12 +106,12 @@ QUICK = Plan(
 
 FULL = Plan(
     warmup=200,
-    echo_calls=5000,
+    echo_calls=40000,
     echo_seconds=2.0,
-    par_calls=40000,
+    par_calls=200000,
     par_seconds=2.5,
     in_flight=32,
-    ask_calls=2000,
+    ask_calls=20000,
     ask_seconds=2.0,
     completions=2000,
     completion_seconds=20.0,

@@ -22,6 +22,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -443,8 +444,12 @@ def report(
     out += ["", "## Answers that broke the contract", ""]
     if problems:
         for who, items in problems.items():
-            for item in dict.fromkeys(items):
-                out.append(f"- {who}: {item}")
+            kinds: dict[str, list[str]] = {}
+            for item in items:
+                kinds.setdefault(re.sub(r"\d+", "N", item), []).append(item)
+            for same in kinds.values():
+                times = f" ({len(same)} times)" if len(same) > 1 else ""
+                out.append(f"- {who}{times}: {same[0]}")
     else:
         out.append("None: every answer of every server was checked and correct.")
     out += ["", "## Setup", ""]

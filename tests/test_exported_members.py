@@ -17,8 +17,10 @@ def test_exports_are_exactly_the_documented_set() -> None:
     assert set(backchannel.__all__) == {
         "Audio",
         "Client",
+        "Complete",
         "ConnectionClosed",
         "Context",
+        "Elicited",
         "Image",
         "InvalidParams",
         "MCPError",

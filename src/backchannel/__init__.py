@@ -14,6 +14,8 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "Server": "backchannel.server.server",
+    "Complete": "backchannel.server.completion",
+    "Elicited": "backchannel.server.elicitation",
     "Context": "backchannel.server.context",
     "Image": "backchannel.server.content",
     "Audio": "backchannel.server.content",
@@ -33,8 +35,10 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "Audio",
     "Client",
+    "Complete",
     "ConnectionClosed",
     "Context",
+    "Elicited",
     "Image",
     "InvalidParams",
     "MCPError",
@@ -51,8 +55,10 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .client.client import Client
+    from .server.completion import Complete
     from .server.content import Audio, Image
     from .server.context import Context
+    from .server.elicitation import Elicited
     from .server.prompts import assistant, user
     from .server.server import Server
     from .types.errors import (

@@ -1,0 +1,246 @@
+"""The Session controller against real servers in-process: commands in, rendered output out, in both eras."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _ui_harness import captured_console, demo_server, driven, run, text, ui_server
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
+
+from backchannel.ui import Cancelled, Question, Session, scripted
+from backchannel.ui.terminal import _QuestionCompleter
+
+ERAS = ["legacy", "modern"]
+PNG = b"\x89PNG\r\n\x1a\n not really a png"
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_lists_and_calls_on_the_demo_server(era: str) -> None:
+    async def main() -> None:
+        async with driven(demo_server(), era) as ui:
+            assert f"Connected to demo 0.1.0 ({era} era" in ui.output
+            assert "A demo server: arithmetic" in ui.output
+            out = await ui.do("tools")
+            assert "3 tools" in out and "slow_count" in out and "a*, b=1" in out
+            out = await ui.do("call add a=2 b=40")
+            assert any("result" in line and "42" in line for line in out.splitlines())
+            out = await ui.do("call add", "2", "")  # asked field by field; b left to its default
+            assert any("result" in line and "3" in line for line in out.splitlines())
+            out = await ui.do('call weather {"city": "Oslo", "unit": "F"}')
+            assert "Oslo" in out and "57.2" in out
+            out = await ui.do("call weather city=' '")
+            assert "weather failed:" in out and "Tell me which city." in out
+            out = await ui.do("prompts")
+            assert "code_review" in out and "code*, language" in out
+            out = await ui.do("prompt code_review", "print(1)", "")
+            assert "user:" in out and "Please review this python code" in out
+            out = await ui.do("prompt code_review code=x language=rust")
+            assert "review this rust code" in out
+            out = await ui.do("resources")
+            assert "demo://readme" in out and "text/markdown" in out
+            out = await ui.do("templates")
+            assert "demo://cities/{name}" in out
+            out = await ui.do("read demo://cities/Porto")
+            assert '"name": "Porto"' in out
+            out = await ui.do("info")
+            assert "capabilities" in out and "tools" in out
+
+    run(main())
+
+
+def test_progress_is_shown_on_a_plain_console() -> None:
+    async def main() -> None:
+        async with driven(demo_server(), "legacy") as ui:
+            out = await ui.do("call slow_count to=3")
+            assert "slow_count 1/3: counted 1" in out
+            assert "slow_count 3/3: counted 3" in out
+            assert out.rstrip().endswith("counted to 3")
+
+    run(main())
+
+
+def test_progress_is_a_bar_on_a_terminal() -> None:
+    async def main() -> None:
+        async with driven(demo_server(), "legacy") as ui:
+            ui.session.console = console = captured_console()
+            console._force_terminal = True  # a terminal: rich draws live bars
+            ui.session.renderer.console = console
+            await ui.do("call slow_count to=3")
+            assert ui.session._progress is None  # put away when the call ended
+            assert "counted to 3" in text(console)
+
+    run(main())
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_an_elicitation_is_rendered_as_a_form_and_answered(era: str) -> None:
+    async def main() -> None:
+        async with driven(ui_server(), era) as ui:
+            answers = ["Ada", "nope", "ada@example.com", "12", "36", "<default>", "2", "rust", "a"]
+            out = await ui.do("call signup", *answers)
+            assert "Please sign up for the service." in out
+            assert "! email: not a valid e-mail address" in out
+            assert "! age: must be at least 18" in out
+            assert "welcome Ada <ada@example.com> age 36 plan pro topics ['rust']" in out
+            out = await ui.do("call signup", "Ada", Cancelled())  # Esc at the second field
+            assert "Form cancelled." in out and "signup cancel" in out
+
+    run(main())
+
+
+def test_declining_and_cancelling_a_form_reach_the_server() -> None:
+    async def main() -> None:
+        async with driven(ui_server(), "modern") as ui:
+            out = await ui.do("call confirm", "yes", "d")
+            assert "confirm decline None" in out
+            out = await ui.do("call confirm", Cancelled())
+            assert "Form cancelled." in out and "confirm cancel None" in out
+            out = await ui.do("call confirm", KeyboardInterrupt())
+            assert "confirm cancel None" in out
+            out = await ui.do("call confirm", "no", "")
+            assert "confirm accept {'sure': False}" in out
+
+    run(main())
+
+
+def test_images_are_saved_and_their_path_shown(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with driven(ui_server(), "legacy", save_dir=tmp_path) as ui:
+            out = await ui.do("call picture")
+            assert "here is a picture" in out
+            (saved,) = tmp_path.iterdir()
+            assert saved.read_bytes() == PNG and saved.suffix == ".png"
+            assert f"saved to {saved}" in out
+
+    run(main())
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_log_messages_are_shown_and_the_level_switches(era: str) -> None:
+    async def main() -> None:
+        async with driven(ui_server(), era, log_level="debug") as ui:
+            out = await ui.do("call chatty")
+            assert "[debug] a debug line" in out and "[warning] a warning line" in out
+            out = await ui.do("loglevel warning")
+            assert "Log level set to warning." in out
+            out = await ui.do("call chatty")
+            assert "[warning] a warning line" in out and "info line" not in out
+            out = await ui.do("loglevel")
+            assert "Log level: warning" in out
+            out = await ui.do("loglevel loud")
+            assert "unknown level 'loud'" in out
+            out = await ui.do("logs")
+            assert out.count("[warning] a warning line") == 2 and "[debug] a debug line" in out
+            out = await ui.do("logs warning")
+            assert "debug" not in out
+
+    run(main())
+
+
+def test_a_log_message_with_a_logger_and_data() -> None:
+    session = Session(captured_console(), scripted([]))
+    session.on_log({"level": "error", "logger": "db", "data": {"code": 7}})
+    session.log_level = "critical"
+    session.on_log({"level": "error", "data": "hidden"})
+    assert text(session.console) == '[error] db: {"code": 7}\n'
+    assert len(session.logs) == 2
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_ctrl_c_cancels_the_running_call_and_the_session_goes_on(era: str) -> None:
+    @contextlib.contextmanager
+    def press_ctrl_c_soon(task: asyncio.Future[Any]) -> Iterator[None]:
+        handle = asyncio.get_running_loop().call_later(0.3, task.cancel)
+        try:
+            yield
+        finally:
+            handle.cancel()
+
+    async def main() -> None:
+        async with driven(ui_server(), era) as ui:
+            ui.session.interrupts = press_ctrl_c_soon
+            out = await ui.do("call slow steps=100")
+            assert "Interrupted: the request was cancelled." in out
+            assert "finished" not in out
+            out = await ui.do("call slow steps=1")
+            assert "finished" in out
+
+    run(main())
+
+
+def test_roots_are_offered_to_the_server(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with driven(ui_server(), "legacy", roots=[str(tmp_path)]) as ui:
+            out = await ui.do("roots")
+            assert tmp_path.as_uri() in out
+            out = await ui.do("call roots")
+            assert tmp_path.as_uri() in out
+
+    run(main())
+
+
+def test_mistakes_are_explained_and_the_session_goes_on() -> None:
+    async def main() -> None:
+        async with driven(demo_server(), "legacy") as ui:
+            assert "no tool named 'nope' (tools: add, weather, slow_count)" in await ui.do("call nope")
+            assert "no prompt named 'nope'" in await ui.do("prompt nope")
+            assert "a: 'x' is not a whole number" in await ui.do("call add a=x")
+            assert "Resource not found: demo://nothing" in await ui.do("read demo://nothing")
+            assert "Cancelled." in await ui.do("call add", Cancelled())
+            assert "help" in await ui.do("help")
+            assert await ui.session.execute("quit") is False
+
+    run(main())
+
+
+def test_the_connection_ending_ends_the_session() -> None:
+    async def main() -> None:
+        async with driven(demo_server(), "legacy") as ui:
+            await ui.session._client().aclose()
+            assert await ui.session.execute("tools") is False
+            assert "closed" in ui.output
+
+    run(main())
+
+
+def test_prompt_arguments_complete_through_the_server() -> None:
+    class FakeCompletion:
+        values = ["python", "pascal"]
+
+    class FakeClient:
+        server_capabilities = {"completions": {}}
+        calls: list[tuple[Any, ...]] = []
+
+        async def complete(self, ref: Any, argument: Any, context: Any = None) -> FakeCompletion:
+            self.calls.append((ref, argument, context))
+            return FakeCompletion()
+
+    session = Session(captured_console(), scripted([]))
+    session.client = FakeClient()  # type: ignore[assignment]
+    complete = session._argument_completer("code_review", "language", {"code": "x"})
+    assert complete is not None
+    assert run(complete("p")) == ["python", "pascal"]
+    assert FakeClient.calls == [({"type": "ref/prompt", "name": "code_review"}, ("language", "p"), {"code": "x"})]
+
+    # In the terminal, Tab offers the question's own choices and then the server's.
+    question = Question("language: ", completions=["perl"], complete=complete)
+
+    async def offered(typed: str) -> list[str]:
+        completer = _QuestionCompleter(question)
+        return [c.text async for c in completer.get_completions_async(Document(typed), CompleteEvent())]
+
+    assert run(offered("p")) == ["perl", "python", "pascal"]
+    FakeClient.server_capabilities = {}
+    assert session._argument_completer("code_review", "language", {}) is None
+
+
+def test_choices_complete_each_item_of_a_multi_select() -> None:
+    completer = _QuestionCompleter(Question("topics: ", completions=["python", "rust", "go"], separator=","))
+    found = list(completer.get_completions(Document("python, r"), CompleteEvent()))
+    assert [(c.text, c.start_position) for c in found] == [("rust", -1)]
