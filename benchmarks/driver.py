@@ -182,9 +182,8 @@ class ProgressLog:
         self.seen += 1
         if self.answered:
             self.problems.append(f"progress {params.get('progress')!r} after the response")
-        elif params.get("progress") != self.seen or params.get("total") != self.steps:
-            if len(self.problems) < 3:
-                self.problems.append(f"progress #{self.seen}: {params!r:.120}")
+        elif (params.get("progress") != self.seen or params.get("total") != self.steps) and len(self.problems) < 3:
+            self.problems.append(f"progress #{self.seen}: {params!r:.120}")
 
     def check(self) -> None:
         if self.seen != self.steps:
@@ -327,7 +326,9 @@ class StdioPeer(asyncio.SubprocessProtocol, Peer):
                 if not future.done():
                     future.set_result(message)
             elif rid in self.cancelled:
-                self.violations.append(f"{ANSWERED_CANCELLED}: request {rid!r} answered after its cancellation: {message!r:.200}")
+                self.violations.append(
+                    f"{ANSWERED_CANCELLED}: request {rid!r} answered after its cancellation: {message!r:.200}"
+                )
             else:
                 self.violations.append(f"response to no pending request: {message!r:.200}")
         elif "id" in message:
@@ -639,9 +640,7 @@ class HttpPeer(Peer):
             session_id = response_headers.get("mcp-session-id")
             if not session_id:
                 raise ContractError("initialize: no Mcp-Session-Id header")
-            self.session_headers = (
-                f"Mcp-Session-Id: {session_id}\r\nMCP-Protocol-Version: {PROTOCOL}\r\n".encode()
-            )
+            self.session_headers = f"Mcp-Session-Id: {session_id}\r\nMCP-Protocol-Version: {PROTOCOL}\r\n".encode()
         if status != 200:
             raise ContractError(f"{method}: HTTP {status}")
         if response is None:
@@ -858,7 +857,9 @@ async def cancel(peer: Peer, plan: Plan, metrics: dict[str, float], name: str) -
     sleepers: list[tuple[int, asyncio.Task[dict[str, Any]]]] = []
     for i in range(plan.cancels):
         rid = peer.new_id()
-        sleeper = asyncio.create_task(peer.request("tools/call", {"name": "sleep", "arguments": {"ms": 60000}}, rid=rid))
+        sleeper = asyncio.create_task(
+            peer.request("tools/call", {"name": "sleep", "arguments": {"ms": 60000}}, rid=rid)
+        )
         sleepers.append((rid, sleeper))
         await echo_one(peer, f"barrier {i}")  # the sleep is in the server's hands now
         if isinstance(peer, StdioPeer):
@@ -875,7 +876,9 @@ async def cancel(peer: Peer, plan: Plan, metrics: dict[str, float], name: str) -
             exc = sleeper.exception()
             if exc is None:
                 answer = sleeper.result()
-                peer.violations.append(f"{ANSWERED_CANCELLED}: sleep {rid} answered after its cancellation: {answer!r:.200}")
+                peer.violations.append(
+                    f"{ANSWERED_CANCELLED}: sleep {rid} answered after its cancellation: {answer!r:.200}"
+                )
             elif not isinstance(exc, NoResponse | ContractError):
                 peer.violations.append(f"sleep {rid}: {exc!r}")
         sleeper.cancel()
@@ -1042,7 +1045,13 @@ async def run_suite(
 
 
 async def _stdio_suite(
-    cmd: Sequence[str], env: dict[str, str], log: Any, plan: Plan, result: SuiteResult, seed: int, tolerate: frozenset[str]
+    cmd: Sequence[str],
+    env: dict[str, str],
+    log: Any,
+    plan: Plan,
+    result: SuiteResult,
+    seed: int,
+    tolerate: frozenset[str],
 ) -> None:
     colds: list[float] = []
     for _ in range(plan.extra_cold_starts):
@@ -1071,7 +1080,13 @@ async def _stdio_suite(
 
 
 async def _http_suite(
-    cmd: Sequence[str], env: dict[str, str], log: Any, plan: Plan, result: SuiteResult, seed: int, tolerate: frozenset[str]
+    cmd: Sequence[str],
+    env: dict[str, str],
+    log: Any,
+    plan: Plan,
+    result: SuiteResult,
+    seed: int,
+    tolerate: frozenset[str],
 ) -> None:
     colds: list[float] = []
     for _ in range(plan.extra_cold_starts):

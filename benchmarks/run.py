@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import driver  # noqa: E402
+import driver
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -72,7 +72,9 @@ def node_binary() -> str | None:
     if system is None:
         return None
     try:
-        major = int(subprocess.run([system, "--version"], capture_output=True, text=True).stdout.strip()[1:].split(".")[0])
+        major = int(
+            subprocess.run([system, "--version"], capture_output=True, text=True).stdout.strip()[1:].split(".")[0]
+        )
     except (ValueError, OSError):
         return None
     return system if major >= 20 else None
@@ -229,9 +231,7 @@ METRICS = [
 ]
 
 CPU_METRICS = [
-    (transport, key)
-    for transport in ("stdio", "http")
-    for key in ("echo", "echo32", "ask", "progress", "completion")
+    (transport, key) for transport in ("stdio", "http") for key in ("echo", "echo32", "ask", "progress", "completion")
 ]
 
 
@@ -246,22 +246,22 @@ class Target:
 
 
 TARGETS = [
-    Target("stdio echo one at a time ≥ 4× official Python SDK", "stdio", "echo_per_s", "pysdk", 4, True),
+    Target("stdio echo one at a time ≥ 4x official Python SDK", "stdio", "echo_per_s", "pysdk", 4, True),
     Target("stdio echo one at a time ≥ 70% of the floor", "stdio", "echo_per_s", "floor", 0.7, True),
-    Target("stdio echo 32 in flight ≥ 20× official Python SDK", "stdio", "echo32_per_s", "pysdk", 20, True),
+    Target("stdio echo 32 in flight ≥ 20x official Python SDK", "stdio", "echo32_per_s", "pysdk", 20, True),
     Target("stdio echo 32 in flight ≥ TypeScript SDK", "stdio", "echo32_per_s", "ts", 1, True),
-    Target("HTTP echo one at a time ≥ 3× official Python SDK", "http", "echo_per_s", "pysdk", 3, True),
+    Target("HTTP echo one at a time ≥ 3x official Python SDK", "http", "echo_per_s", "pysdk", 3, True),
     Target("HTTP echo one at a time ≥ TypeScript SDK", "http", "echo_per_s", "ts", 1, True),
-    Target("HTTP echo 32 in flight ≥ 3× official Python SDK", "http", "echo32_per_s", "pysdk", 3, True),
+    Target("HTTP echo 32 in flight ≥ 3x official Python SDK", "http", "echo32_per_s", "pysdk", 3, True),
     Target("HTTP echo 32 in flight ≥ TypeScript SDK", "http", "echo32_per_s", "ts", 1, True),
-    Target("stdio ask ≥ 5× official Python SDK", "stdio", "ask_per_s", "pysdk", 5, True),
-    Target("HTTP ask ≥ 3× official Python SDK", "http", "ask_per_s", "pysdk", 3, True),
-    Target("progress notifications/s ≥ 30× official Python SDK (stdio)", "stdio", "progress_per_s", "pysdk", 30, True),
+    Target("stdio ask ≥ 5x official Python SDK", "stdio", "ask_per_s", "pysdk", 5, True),
+    Target("HTTP ask ≥ 3x official Python SDK", "http", "ask_per_s", "pysdk", 3, True),
+    Target("progress notifications/s ≥ 30x official Python SDK (stdio)", "stdio", "progress_per_s", "pysdk", 30, True),
     Target("progress notifications/s ≥ TypeScript SDK (stdio)", "stdio", "progress_per_s", "ts", 1, True),
-    Target("completion p99 ≤ 0.5× official Python SDK (stdio)", "stdio", "completion_p99_ms", "pysdk", 0.5, False),
-    Target("cancel → next echo ≤ 0.5× official Python SDK (stdio)", "stdio", "cancel_ms", "pysdk", 0.5, False),
-    Target("cold start ≤ 0.4× official Python SDK (stdio)", "stdio", "cold_start_ms", "pysdk", 0.4, False),
-    Target("memory per idle HTTP session ≤ 0.5× official Python SDK", "http", "session_kb", "pysdk", 0.5, False),
+    Target("completion p99 ≤ 0.5x official Python SDK (stdio)", "stdio", "completion_p99_ms", "pysdk", 0.5, False),
+    Target("cancel → next echo ≤ 0.5x official Python SDK (stdio)", "stdio", "cancel_ms", "pysdk", 0.5, False),
+    Target("cold start ≤ 0.4x official Python SDK (stdio)", "stdio", "cold_start_ms", "pysdk", 0.4, False),
+    Target("memory per idle HTTP session ≤ 0.5x official Python SDK", "http", "session_kb", "pysdk", 0.5, False),
 ]
 
 Samples = dict[tuple[str, str], list[dict[str, float]]]
@@ -284,16 +284,17 @@ def ratios(samples: Samples, transport: str, key: str, server: str, against: str
     return found
 
 
-async def full(spec_list: list[Spec], reps: int, budget: float, log_dir: Path) -> tuple[Samples, dict[str, list[str]], int]:
+async def full(
+    spec_list: list[Spec], reps: int, budget: float, log_dir: Path
+) -> tuple[Samples, dict[str, list[str]], int]:
     runnable = [spec for spec in spec_list if not spec.missing]
     samples: Samples = {}
     problems: dict[str, list[str]] = {}
     started = time.perf_counter()
     # One start of each server first: page cache and bytecode caches warm for every measured start.
     for spec in runnable:
-        with open(os.devnull, "wb") as devnull:
-            peer, _ = await driver.cold_start_stdio(spec.stdio, driver.server_env(), devnull)
-            await peer.close_stdin_and_wait(10.0)
+        peer, _ = await driver.cold_start_stdio(spec.stdio, driver.server_env(), subprocess.DEVNULL)
+        await peer.close_stdin_and_wait(10.0)
     done = 0
     for rep in range(reps):
         rep_started = time.perf_counter()
@@ -326,7 +327,7 @@ async def full(spec_list: list[Spec], reps: int, budget: float, log_dir: Path) -
 
 def fmt(value: float | None, unit: str = "") -> str:
     if value is None:
-        return "–"
+        return "-"
     if unit in ("calls/s", "notif/s", "sessions/s") or abs(value) >= 1000:
         return f"{value:,.0f}"
     if abs(value) >= 100:
@@ -338,15 +339,20 @@ def fmt(value: float | None, unit: str = "") -> str:
 
 def fmt_ratio(values: list[float]) -> str:
     if not values:
-        return "–"
+        return "-"
     middle = statistics.median(values)
     if len(values) == 1:
-        return f"{middle:.2f}×"
-    return f"{middle:.2f}× ({min(values):.2f}–{max(values):.2f})"
+        return f"{middle:.2f}x"
+    return f"{middle:.2f}x ({min(values):.2f}-{max(values):.2f})"
 
 
 def report(
-    spec_list: list[Spec], samples: Samples, problems: dict[str, list[str]], reps: int, seconds: float, info: dict[str, dict[str, str]]
+    spec_list: list[Spec],
+    samples: Samples,
+    problems: dict[str, list[str]],
+    reps: int,
+    seconds: float,
+    info: dict[str, dict[str, str]],
 ) -> str:
     ran = [spec for spec in spec_list if not spec.missing and any(k[0] == spec.name for k in samples)]
     names = [spec.name for spec in ran]
@@ -382,7 +388,7 @@ def report(
             verdict = "**pass**" if ok else "**MISS**"
         else:
             verdict = "not measured"
-        bound = f"{'≥' if target.at_least else '≤'} {target.bound:g}×"
+        bound = f"{'≥' if target.at_least else '≤'} {target.bound:g}x"
         out.append(
             f"| {target.label} | {fmt(mine, unit)} {unit} | {labels[target.against]}: {fmt(theirs, unit)} {unit} "
             f"| {fmt_ratio(found)} | {bound} | {verdict} |"
@@ -425,7 +431,7 @@ def report(
         for name in names:
             server_cpu = median_of(samples, name, transport, f"{key}_server_cpu_us")
             driver_cpu = median_of(samples, name, transport, f"{key}_driver_cpu_us")
-            cells.append(f"{fmt(server_cpu)} / {fmt(driver_cpu)}" if server_cpu is not None else "–")
+            cells.append(f"{fmt(server_cpu)} / {fmt(driver_cpu)}" if server_cpu is not None else "-")
         out.append(f"| {transport} | {key} | " + " | ".join(cells) + " |")
     out += ["", "### The driver's ceiling", ""]
     floor_rate = median_of(samples, "floor", "stdio", "echo_per_s")
@@ -472,7 +478,7 @@ def describe_plan(plan: driver.Plan) -> str:
         f"echo one at a time ≤ {plan.echo_calls} calls or {plan.echo_seconds:g} s; "
         f"{plan.in_flight} in flight ≤ {plan.par_calls} calls or {plan.par_seconds:g} s; "
         f"ask ≤ {plan.ask_calls} or {plan.ask_seconds:g} s; {plan.completions} completion prefixes "
-        f"(1–3 letters, seeded); progress {plan.progress_steps} steps; {plan.cancels} cancellations; "
+        f"(1-3 letters, seeded); progress {plan.progress_steps} steps; {plan.cancels} cancellations; "
         f"{plan.sessions} HTTP sessions; {plan.warmup} warm-up calls; cold start = median of "
         f"{plan.extra_cold_starts + 1} starts"
     )

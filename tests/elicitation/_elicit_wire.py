@@ -25,7 +25,7 @@ from backchannel.transports.memory import MemoryTransport, memory_pair
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from _server_harness import MODERN, RawPeer, error_of, result_of  # noqa: E402
+from _server_harness import MODERN, RawPeer, error_of, result_of
 
 __all__ = ["ERAS", "MODERN", "RawPeer", "Tap", "error_of", "result_of", "run", "session"]
 

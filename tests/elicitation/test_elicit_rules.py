@@ -86,7 +86,7 @@ def test_second_invalid_answer_reads_as_cancel(era: str) -> None:
     bad = {"action": "accept", "content": {"name": 5, "age": 36}}
 
     async def body() -> None:
-        async with session(reasking_server(handled), era, elicitation=lambda p: {"action": "cancel"}) as (client, tap):
+        async with session(reasking_server(handled), era, elicitation=lambda p: {"action": "cancel"}) as (client, _):
             asked = raw_answers(client, [bad, bad])
             assert text(await client.call_tool("ask", {})) == "cancel"
             assert len(asked) == 2
@@ -166,7 +166,8 @@ def test_undeclared_mode_gets_invalid_params_from_the_client() -> None:
         answer = await raw_server_asks({"url_elicitation": lambda request: "accept"}, form_question)
         assert answer["error"]["code"] == -32602
         # a form request without "mode" is form mode (EL-12)
-        answer = await raw_server_asks({"elicitation": form_only}, {k: v for k, v in form_question.items() if k != "mode"})
+        no_mode = {k: v for k, v in form_question.items() if k != "mode"}
+        answer = await raw_server_asks({"elicitation": form_only}, no_mode)
         assert answer["result"]["action"] == "accept"
 
     run(body)

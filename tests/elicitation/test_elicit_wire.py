@@ -105,7 +105,8 @@ def test_modern_answers_with_input_required_and_retries_with_new_id() -> None:
             assert retry["id"] != first["id"]
             assert retry["params"]["name"] == "ask" and retry["params"]["arguments"] == {"topic": "t"}
             assert retry["params"]["requestState"] == incomplete["requestState"]
-            assert retry["params"]["inputResponses"] == {key: {"action": "accept", "content": {"name": "Ada", "age": 30}}}
+            sent = {"action": "accept", "content": {"name": "Ada", "age": 30}}
+            assert retry["params"]["inputResponses"] == {key: sent}
             assert tap.server_response_to(retry["id"])["result"]["resultType"] == "complete"
 
     run(body)

@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 import httpx
+import uvicorn
 
 from backchannel import Client, Context, Server
 from backchannel.client.url_flow import UrlElicitation, UrlElicitationHandler
@@ -76,7 +78,9 @@ class Recorder(Transport):
         return [m["error"] for m in self.received if "error" in m]
 
     def results(self) -> list[dict[str, Any]]:
-        return [m["result"] for m in self.received if "result" in m]
+        """Results of our ``tools/call`` requests, in order."""
+        calls = {m["id"] for m in self.sent_requests("tools/call")}
+        return [m["result"] for m in self.received if "result" in m and m.get("id") in calls]
 
 
 @contextlib.asynccontextmanager
@@ -175,6 +179,7 @@ class ProviderGrant(InstantGrant):
     """Like ``InstantGrant`` but the browser is sent to a third party first (``provider.test``)."""
 
     async def begin(self, flow: UrlFlow) -> str:
+        flow.data["secret"] = "never-sent"
         return f"http://provider.test/authorize?state={flow.state}&redirect_uri={self.flows.callback_url}"
 
 
@@ -209,3 +214,28 @@ def make_server(**flow_options: Any) -> tuple[Server, UrlElicitations, InstantGr
 
 def text_of(result: Any) -> str:
     return "".join(getattr(block, "text", "") for block in result.content)
+
+
+@contextlib.asynccontextmanager
+async def live(app: Any) -> AsyncIterator[str]:
+    """Serve ``app`` with uvicorn on 127.0.0.1 (a free port) in this loop; yields its base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+    async with asyncio.timeout(5):
+        while not server.started:
+            if task.done():
+                task.result()
+            await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(task, 5)
+        sock.close()

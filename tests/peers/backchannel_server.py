@@ -14,6 +14,7 @@ surface as ``pysdk_server.py`` (same names and shapes) so ``pysdk_client.py`` ca
 ``--http PORT`` serves Streamable HTTP on ``http://127.0.0.1:PORT/mcp`` (both eras) instead of stdio.
 ``--lifecycle`` adds the operation-lifecycle tools (issue #6; see ``add_lifecycle_tools``):
 ``slow_progress(steps, delay)``, ``chatty(tag)`` and ``lifecycle_status()``.
+``--elicitation`` adds ``ask_project(reason)`` (issue #4; see ``add_elicitation_tools``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -144,15 +145,40 @@ def add_lifecycle_tools(server: Server) -> None:
         }
 
 
+class ProjectForm(BaseModel):
+    """The form ``ask_project`` sends: one required field, two with defaults."""
+
+    name: str = Field(description="Project name", min_length=1)
+    language: Literal["python", "typescript", "go"] = "python"
+    stars: int = Field(default=0, ge=0, description="GitHub stars")
+
+
+def add_elicitation_tools(server: Server) -> None:
+    """``ask_project(reason="setup")``: asks the person for ``ProjectForm`` with ``ctx.elicit``
+    (``elicitation/create`` in the handshake era, an ``InputRequiredResult`` in the stateless
+    era) and answers ``"accept: <name> (<language>, <stars> stars)"``, ``"decline"`` or
+    ``"cancel"``. Without the client's ``elicitation`` capability it fails with -32021."""
+
+    @server.tool(description="Ask the user about their project.", elicits=[ProjectForm], structured_output=False)
+    async def ask_project(ctx: Context, reason: str = "setup") -> str:
+        answer = await ctx.elicit(f"Tell me about your project ({reason})", ProjectForm)
+        if answer.data is None:
+            return answer.action
+        return f"accept: {answer.data.name} ({answer.data.language}, {answer.data.stars} stars)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--page-size", type=int, default=0, help="page size of every list (0 = one page)")
     parser.add_argument("--lifecycle", action="store_true", help="add the progress/cancellation/logging tools")
     parser.add_argument("--http", type=int, metavar="PORT", default=None, help="serve HTTP on 127.0.0.1:PORT")
+    parser.add_argument("--elicitation", action="store_true", help="add the ask_project elicitation tool")
     ns = parser.parse_args()
     server = build_server(ns.page_size)
     if ns.lifecycle:
         add_lifecycle_tools(server)
+    if ns.elicitation:
+        add_elicitation_tools(server)
     if ns.http is not None:
         server.run_http("127.0.0.1", ns.http)
     else:

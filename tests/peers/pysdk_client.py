@@ -29,6 +29,12 @@ request carries the per-request ``_meta`` envelope), ``auto`` probes ``server/di
 * ``get_prompt``: ``{"name": N, "arguments": {...}}``
 * ``read_resource``: ``{"uri": U}``
 * ``ping``: ``{}`` (only meaningful in legacy mode; 2026-07-28 removed ping)
+* ``answer_elicitation``: ``{"answers": [ElicitResult, ...]}`` queues answers (e.g.
+  ``{"action": "accept", "content": {...}}``) for the server's coming elicitation requests,
+  taken in order (``cancel`` once the queue is empty); returns ``{"queued": n}``. A plan with
+  this op gets ``Client(elicitation_callback=...)``, so the client declares ``elicitation``
+  (form and url, as the SDK does); without it, none is declared. The params of every
+  elicitation request received are listed in the output's ``"elicitations"``.
 
 Without ``--plan`` a default plan matching ``pysdk_server.py`` runs (see DEFAULT_PLAN).
 
@@ -39,7 +45,8 @@ Prints ONE JSON object on stdout::
     {"mode": ..., "protocolVersion": ..., "serverInfo": {...} | null,
      "serverCapabilities": {...}, "instructions": ... | null,
      "results": [<one entry per plan step>],
-     "logs": [<params of each notifications/message, in arrival order>]}
+     "logs": [<params of each notifications/message, in arrival order>],
+     "elicitations": [<params of each elicitation request, in arrival order>]}
 
 Each result is ``model_dump(mode="json", by_alias=True, exclude_none=True)`` of the SDK result
 (NB: the SDK's result models fill defaults the server may not have sent, e.g. ``resultType:
@@ -61,6 +68,7 @@ import warnings
 from typing import Any
 
 import anyio
+from mcp import types
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
@@ -127,9 +135,26 @@ async def run_list(client: Client, op: str, args: dict[str, Any]) -> Any:
     raise RuntimeError(f"{op}: more than {MAX_PAGES} pages")
 
 
-async def run_step(client: Client, step: dict[str, Any]) -> Any:
+class Elicitations:
+    """Answers elicitation requests from the plan's queue and records what was asked."""
+
+    def __init__(self) -> None:
+        self.queue: list[dict[str, Any]] = []
+        self.asked: list[Any] = []
+
+    async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
+        self.asked.append(dump(params))
+        answer = self.queue.pop(0) if self.queue else {"action": "cancel"}
+        return types.ElicitResult(**answer)
+
+
+async def run_step(client: Client, step: dict[str, Any], elicitations: Elicitations | None = None) -> Any:
     op = step.get("op")
     args = step.get("args") or {}
+    if op == "answer_elicitation":
+        assert elicitations is not None
+        elicitations.queue.extend(args.get("answers") or [])
+        return {"queued": len(elicitations.queue)}
     if op in LIST_OPS:
         return await run_list(client, op, args)
     if op == "call_tool":
@@ -207,6 +232,7 @@ async def amain(
     async def on_log(params: Any) -> None:
         logs.append(dump(params))
 
+    elicitations = Elicitations() if any(step.get("op") == "answer_elicitation" for step in plan) else None
     client = Client(
         server,
         mode=mode,
@@ -214,8 +240,9 @@ async def amain(
         cache=None,
         logging_callback=on_log,
         log_level=log_level,  # type: ignore[arg-type]
+        elicitation_callback=elicitations,
     )
-    out: dict[str, Any] = {"mode": mode, "logs": logs}
+    out: dict[str, Any] = {"mode": mode, "logs": logs, "elicitations": elicitations.asked if elicitations else []}
     try:
         with anyio.fail_after(request_timeout * (len(plan) + 2)):
             async with client:
@@ -227,7 +254,7 @@ async def amain(
                 results: list[Any] = []
                 for step in plan:
                     try:
-                        results.append(await run_step(client, step))
+                        results.append(await run_step(client, step, elicitations))
                     except Exception as exc:
                         results.append(error_entry(exc))
                 out["results"] = results

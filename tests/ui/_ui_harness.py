@@ -99,4 +99,3 @@ async def driven(
     finally:
         await server_side.close()
         await serving
-

@@ -13,7 +13,10 @@ from backchannel.ui.prompting import ask_arguments
 
 ADD = {
     "type": "object",
-    "properties": {"a": {"type": "integer"}, "b": {"default": 1, "description": "the second number", "type": "integer"}},
+    "properties": {
+        "a": {"type": "integer"},
+        "b": {"default": 1, "description": "the second number", "type": "integer"},
+    },
     "required": ["a"],
 }
 

@@ -118,7 +118,24 @@ def _session() -> Session:
 @pytest.mark.parametrize(
     ("typed", "offered"),
     [
-        ("", ["tools", "call", "prompts", "prompt", "resources", "templates", "read", "loglevel", "logs", "roots", "info", "help", "quit"]),
+        (
+            "",
+            [
+                "tools",
+                "call",
+                "prompts",
+                "prompt",
+                "resources",
+                "templates",
+                "read",
+                "loglevel",
+                "logs",
+                "roots",
+                "info",
+                "help",
+                "quit",
+            ],
+        ),
         ("c", ["call"]),
         ("pro", ["prompts", "prompt"]),
         ("call ", ["add", "add_many", "weather"]),

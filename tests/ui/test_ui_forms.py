@@ -58,7 +58,16 @@ def test_a_filled_form_is_accepted_with_defaults_and_choices() -> None:
         },
     }
     prompts = [q.prompt for q in asked]
-    assert prompts[:8] == ["name*: ", "email*: ", "birthday: ", "site: ", "age*: ", "newsletter: ", "plan: ", "topics: "]
+    assert prompts[:8] == [
+        "name*: ",
+        "email*: ",
+        "birthday: ",
+        "site: ",
+        "age*: ",
+        "newsletter: ",
+        "plan: ",
+        "topics: ",
+    ]
     assert prompts[8].startswith("[A]ccept / [D]ecline / [C]ancel")
     # The form's message, title and description, then each field's title, mark, description and hint.
     for expected in (
@@ -193,7 +202,9 @@ def test_a_form_that_is_not_a_valid_schema_is_refused() -> None:
 # -- URL mode ---------------------------------------------------------------------------------------
 
 
-def consent(url: str, answers: list[str | BaseException], opener_result: Any = True) -> tuple[dict[str, Any], str, list]:
+def consent(
+    url: str, answers: list[str | BaseException], opener_result: Any = True
+) -> tuple[dict[str, Any], str, list]:
     console = captured_console()
     opened: list[str] = []
 

@@ -85,7 +85,9 @@ def test_an_image_is_saved_to_a_file_and_its_path_shown(tmp_path: Path) -> None:
 def test_audio_and_binary_resources_are_saved_too(tmp_path: Path) -> None:
     renderer, shown = render(tmp_path)
     audio = AudioContent(data=base64.b64encode(b"RIFF").decode(), mime_type="audio/wav")
-    blob = EmbeddedResource(resource=ResourceContents(uri="file:///x/data.bin", blob=base64.b64encode(b"\0\1").decode()))
+    blob = EmbeddedResource(
+        resource=ResourceContents(uri="file:///x/data.bin", blob=base64.b64encode(b"\0\1").decode())
+    )
     renderer.tool_result("media", CallToolResult(content=[audio, blob]))
     wav, binary = renderer.saved
     assert wav.suffix == ".wav" and wav.read_bytes() == b"RIFF"
@@ -133,7 +135,9 @@ def test_prompt_messages_and_resources(tmp_path: Path) -> None:
     )
     renderer.resource_result(
         "demo://readme",
-        ReadResourceResult(contents=[ResourceContents(uri="demo://readme", text="# Title\nBody", mime_type="text/markdown")]),
+        ReadResourceResult(
+            contents=[ResourceContents(uri="demo://readme", text="# Title\nBody", mime_type="text/markdown")]
+        ),
     )
     out = shown()
     assert "A review\nuser:\nCheck this\n" in out

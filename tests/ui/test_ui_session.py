@@ -110,15 +110,15 @@ def test_declining_and_cancelling_a_form_reach_the_server() -> None:
 
 
 def test_images_are_saved_and_their_path_shown(tmp_path: Path) -> None:
-    async def main() -> None:
+    async def main() -> str:
         async with driven(ui_server(), "legacy", save_dir=tmp_path) as ui:
-            out = await ui.do("call picture")
-            assert "here is a picture" in out
-            (saved,) = tmp_path.iterdir()
-            assert saved.read_bytes() == PNG and saved.suffix == ".png"
-            assert f"saved to {saved}" in out
+            return await ui.do("call picture")
 
-    run(main())
+    out = run(main())
+    assert "here is a picture" in out
+    (saved,) = tmp_path.iterdir()
+    assert saved.read_bytes() == PNG and saved.suffix == ".png"
+    assert f"saved to {saved}" in out
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -244,3 +244,16 @@ def test_choices_complete_each_item_of_a_multi_select() -> None:
     completer = _QuestionCompleter(Question("topics: ", completions=["python", "rust", "go"], separator=","))
     found = list(completer.get_completions(Document("python, r"), CompleteEvent()))
     assert [(c.text, c.start_position) for c in found] == [("rust", -1)]
+
+
+def test_progress_waits_while_a_question_is_on_screen() -> None:
+    from backchannel.protocol.events import ProgressReceived
+
+    session = Session(captured_console(), scripted([]))
+    event = ProgressReceived(request_id=1, token=1, progress=1, total=2, message=None)
+    session._asking = 1
+    session._on_progress("job")(event)
+    assert text(session.console) == ""
+    session._asking = 0
+    session._on_progress("job")(event)
+    assert text(session.console) == "job 1/2\n"

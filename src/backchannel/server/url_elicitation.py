@@ -542,12 +542,18 @@ class UrlElicitations:
         await self._page(send, 200, "Done", '<p id="done">Done. You can close this page and go back.</p>')
 
     def _same_origin(self, headers: Mapping[str, str]) -> bool:
+        """Whether a POST came from our own page (CSRF). Browsers send ``Sec-Fetch-Site``;
+        ``Origin`` is ``null`` from a no-referrer page, so then ``Sec-Fetch-Site`` must vouch."""
+        site = headers.get("sec-fetch-site")
+        if site is not None and site not in ("same-origin", "none"):
+            return False
         origin = headers.get("origin")
+        if origin == "null":
+            return site is not None
         if origin is not None and self.base_url is not None:
             base = urlsplit(self.base_url)
-            if origin.rstrip("/") != f"{base.scheme}://{base.netloc}":
-                return False
-        return headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
+            return origin.rstrip("/") == f"{base.scheme}://{base.netloc}"
+        return True
 
     def _cookie(self, flow: UrlFlow, secret: str) -> str:
         secure = "; Secure" if (self.base_url or "").startswith("https:") else ""

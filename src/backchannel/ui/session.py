@@ -98,6 +98,7 @@ class Session:
         self.out_of_band: Callable[[Callable[[], None]], None] = _call_now
         self._progress: Progress | None = None
         self._progress_task: TaskID | None = None
+        self._asking = 0
 
     # -- wiring ----------------------------------------------------------------------------------
 
@@ -368,7 +369,9 @@ class Session:
         async def complete(value: str) -> list[str]:
             try:
                 async with asyncio.timeout(5.0):
-                    found = await client.complete({"type": "ref/prompt", "name": prompt}, (argument, value), context or None)
+                    found = await client.complete(
+                        {"type": "ref/prompt", "name": prompt}, (argument, value), context or None
+                    )
             except (MCPError, TimeoutError):
                 return []
             return [item for item in found.values if isinstance(item, str)]
@@ -392,6 +395,8 @@ class Session:
 
     def _show_progress(self, label: str, event: ProgressReceived) -> None:
         message = f": {event.message}" if event.message else ""
+        if self._asking:
+            return  # a question is on screen; the bar comes back with the next report after it
         if not self.console.is_terminal:
             total = f"/{event.total:g}" if event.total is not None else ""
             self.console.print(f"[dim]{escape(label)} {event.progress:g}{total}{escape(message)}[/]")
@@ -420,9 +425,13 @@ class Session:
             self._progress_task = None
 
     async def _ask_paused(self, question: Question) -> str:
-        """Ask with the progress display put away (it would draw over the question)."""
+        """Ask with the progress display put away (it would draw over the question) until the answer."""
         self._stop_progress()
-        return await ask_line(self.ask, question)
+        self._asking += 1
+        try:
+            return await ask_line(self.ask, question)
+        finally:
+            self._asking -= 1
 
 
 def _log_line(params: dict[str, Any]) -> Text:

@@ -204,7 +204,9 @@ class _LineCompleter(Completer):
         text = document.text_before_cursor
         word = text.split(" ")[-1]
         for option in self.terminal.completions(text):
-            yield _completion(option, word)
+            # A whole word is followed by a space, ready for the next; "key=" is followed by its value.
+            ending = "" if option.endswith(("=", "/")) else " "
+            yield Completion(option + ending, start_position=-len(word), display=option)
 
 
 class _QuestionCompleter(Completer):

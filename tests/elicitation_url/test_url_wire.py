@@ -1,0 +1,439 @@
+"""URL-mode elicitation on the wire, both eras: what is sent, when, and to whom.
+
+Handshake era: ``elicitation/create`` with ``elicitationId``, ``accept`` as mere
+consent, ``notifications/elicitation/complete`` when the browser flow ends, and the
+``-32042`` path with a bounded retry. Stateless era: no id, no notification, no
+``-32042``: the MRTR loop and ``requestState``-only rounds until the flow is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+import pytest
+from _url_harness import (
+    BASE,
+    ERAS,
+    Browser,
+    Person,
+    Recorder,
+    code_in,
+    connected,
+    make_server,
+    run,
+    text_of,
+)
+
+from backchannel import Context, MissingCapability, RequestError, Server
+from backchannel.client.inputs import InputHandlers
+from backchannel.client.url_flow import UrlConsent, UrlElicitation, UrlFlowIncomplete
+from backchannel.server.url_elicitation import UrlElicitations, url_elicitation_required
+from backchannel.types.errors import InvalidParams
+
+COMPLETE = "notifications/elicitation/complete"
+
+
+def _all_text(recorder: Recorder) -> str:
+    return repr(recorder.received) + repr(recorder.sent)
+
+
+# ----------------------------------------------------------------------------- request path
+
+
+def test_handshake_request_path_sends_an_id_and_announces_completion() -> None:
+    server, flows, _ = make_server()
+    person = Person()
+
+    async def body() -> None:
+        async with connected(server, "legacy", url_handler=person) as (client, recorder), Browser(flows) as browser:
+            call = asyncio.create_task(client.call_tool("confirm"))
+            request = await person.seen.get()
+            (create,) = recorder.requests("elicitation/create")
+            params = create["params"]
+            assert params["mode"] == "url" and params["url"] == request.url
+            assert params["elicitationId"] == request.elicitation_id
+            assert request.server_name == "url-test" and request.host == "flows.test"
+            assert request.url.startswith(f"{BASE}/elicit/")
+            code = code_in(request.message)
+            assert code not in request.url and code.replace("-", "") not in request.url
+            await asyncio.sleep(0.05)
+            assert not call.done()  # accept is consent only: the tool waits for the browser
+            done = await browser.complete(request)
+            assert done.status_code == 200
+            result = await call
+            assert text_of(result) == "accept"
+            (note,) = recorder.notifications(COMPLETE)
+            assert note["params"] == {"elicitationId": request.elicitation_id}
+            order = [m.get("method") or ("result" if "result" in m else "") for m in recorder.received]
+            assert order.index(COMPLETE) < len(order) - 1 - order[::-1].index("result")
+            assert client.inputs.url_flows.is_complete(request.elicitation_id)
+
+    run(body)
+
+
+def test_stateless_request_path_has_no_id_no_notification_and_no_32042() -> None:
+    server, flows, _ = make_server()
+    person = Person()
+
+    async def body() -> None:
+        async with connected(server, "modern", url_handler=person) as (client, recorder), Browser(flows) as browser:
+            call = asyncio.create_task(client.call_tool("confirm"))
+            request = await person.seen.get()
+            assert request.elicitation_id is None and "elicitationId" not in request.params
+            await browser.complete(request)
+            assert text_of(await call) == "accept"
+        first = recorder.results()[0]
+        assert first["resultType"] == "input_required"
+        ((key, asked),) = first["inputRequests"].items()
+        assert asked["method"] == "elicitation/create" and asked["params"]["mode"] == "url"
+        assert "requestState" in first
+        retry = recorder.sent_requests("tools/call")[1]["params"]
+        assert retry["inputResponses"] == {key: {"action": "accept"}}
+        assert retry["requestState"] == first["requestState"]
+        text = _all_text(recorder)
+        assert "elicitationId" not in text and COMPLETE not in text and "-32042" not in text
+        assert not recorder.errors()
+
+    run(body)
+
+
+def test_stateless_retry_answers_not_yet_with_state_only_rounds() -> None:
+    server, flows, _ = make_server(poll_wait=0.05)
+    person = Person()
+
+    async def body() -> None:
+        async with (
+            connected(server, "modern", url_handler=person, max_input_rounds=100) as (client, recorder),
+            Browser(flows) as browser,
+        ):
+            call = asyncio.create_task(client.call_tool("confirm"))
+            request = await person.seen.get()
+            await asyncio.sleep(0.3)  # the person is slow: the client keeps retrying
+            await browser.complete(request)
+            assert text_of(await call) == "accept"
+        waiting = [r for r in recorder.results() if r.get("resultType") == "input_required"]
+        assert len(waiting) >= 3
+        assert all("inputRequests" not in r and r["requestState"] for r in waiting[1:])
+        assert len(person.all) == 1  # the person was asked once
+
+    run(body)
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+def test_decline_and_cancel_end_the_flow(era: str, action: str) -> None:
+    server, flows, _ = make_server()
+    person = Person(action)
+
+    async def body() -> None:
+        async with connected(server, era, url_handler=person) as (client, recorder), Browser(flows) as browser:
+            result = await client.call_tool("confirm")
+            assert text_of(result) == action
+            (request,) = person.all
+            assert (await browser.open(request.url)).status_code == 404  # the link died with the flow
+            assert not recorder.notifications(COMPLETE)
+
+    run(body)
+
+
+def test_an_oauth_style_flow_completes_through_the_callback_and_keeps_its_secrets() -> None:
+    server, flows, grant = make_server()
+    person = Person()
+
+    async def body() -> None:
+        async with (
+            connected(server, "legacy", url_handler=person, principal="alice") as (client, recorder),
+            Browser(flows) as browser,
+        ):
+            call = asyncio.create_task(client.call_tool("connect"))
+            done = await browser.complete(await person.seen.get())
+            assert done.status_code == 200 and "Done" in done.text
+            assert text_of(await call) == "accept: connected"
+            assert grant.connected == {"alice"} and grant.finished[0]["code"] == "granted"
+            assert text_of(await client.call_tool("connect")) == "already connected"
+            assert "never-sent" not in _all_text(recorder)
+            assert len(person.all) == 1
+
+    run(body)
+
+
+# ----------------------------------------------------------------------------- -32042 path
+
+
+def test_32042_lists_the_flow_and_the_client_retries_after_completion() -> None:
+    server, flows, grant = make_server()
+    person = Person()
+
+    async def body() -> None:
+        async with (
+            connected(server, "legacy", url_handler=person, principal="alice") as (client, recorder),
+            Browser(flows) as browser,
+        ):
+            call = asyncio.create_task(client.call_tool("gated"))
+            request = await person.seen.get()
+            (error,) = recorder.errors()
+            assert error["code"] == -32042
+            (listed,) = error["data"]["elicitations"]
+            assert set(listed) == {"mode", "elicitationId", "url", "message"} and listed["mode"] == "url"
+            assert listed["elicitationId"] == request.elicitation_id and listed["url"] == request.url
+            assert len(recorder.sent_requests("tools/call")) == 1  # no retry before the flow is done
+            await browser.complete(request)
+            assert text_of(await call) == "ready"
+            (note,) = recorder.notifications(COMPLETE)
+            assert note["params"]["elicitationId"] == request.elicitation_id
+            assert len(recorder.sent_requests("tools/call")) == 2
+            assert grant.connected == {"alice"}
+
+    run(body)
+
+
+def test_via_error_in_the_stateless_era_uses_mrtr_instead() -> None:
+    server, flows, _ = make_server()
+    person = Person()
+
+    async def body() -> None:
+        async with connected(server, "modern", url_handler=person) as (client, recorder), Browser(flows) as browser:
+            call = asyncio.create_task(client.call_tool("gated"))
+            await browser.complete(await person.seen.get())
+            assert text_of(await call) == "ready"  # the re-run finds the tool's own state ready
+            assert not recorder.errors() and "-32042" not in _all_text(recorder)
+
+    run(body)
+
+
+def _prerequisite_server(always: bool = False) -> tuple[Server, list[int]]:
+    """A tool like server-everything's error path: -32042 once (or always), never a notification."""
+    server = Server("prereq", "1.0")
+    calls: list[int] = []
+
+    @server.tool()
+    def prereq() -> str:
+        calls.append(1)
+        if always or len(calls) == 1:
+            elicitation = {"mode": "url", "elicitationId": f"e-{len(calls)}", "url": "https://example.com/x"}
+            raise url_elicitation_required([{**elicitation, "message": "Open this first."}])
+        return "proceeded"
+
+    return server, calls
+
+
+def test_32042_without_a_notification_retries_after_the_bounded_wait() -> None:
+    server, calls = _prerequisite_server()
+
+    async def body() -> None:
+        async with connected(server, "legacy", url_handler=Person(), url_wait=0.3) as (client, _):
+            started = time.monotonic()
+            assert text_of(await client.call_tool("prereq")) == "proceeded"
+            assert time.monotonic() - started >= 0.3
+            assert len(calls) == 2
+
+    run(body)
+
+
+def test_32042_ready_signal_is_the_manual_retry_control() -> None:
+    server, _calls = _prerequisite_server()
+
+    async def handler(request: UrlElicitation) -> UrlConsent:
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        ready.set_result(None)  # the person pressed "done"
+        return UrlConsent("accept", ready)
+
+    async def body() -> None:
+        async with connected(server, "legacy", url_handler=handler, url_wait=30) as (client, _):
+            started = time.monotonic()
+            assert text_of(await client.call_tool("prereq")) == "proceeded"
+            assert time.monotonic() - started < 5
+
+    run(body)
+
+
+def test_32042_retries_are_bounded() -> None:
+    server, calls = _prerequisite_server(always=True)
+
+    async def body() -> None:
+        async with connected(server, "legacy", url_handler=Person(), url_wait=0.01, url_retries=2) as (client, _):
+            with pytest.raises(UrlFlowIncomplete) as caught:
+                await client.call_tool("prereq")
+            assert caught.value.code == -32042 and caught.value.action == "cancel"
+            assert len(calls) == 3
+
+    run(body)
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+def test_32042_declined_is_not_retried(action: str) -> None:
+    server, _calls = _prerequisite_server()
+
+    async def body() -> None:
+        async with connected(server, "legacy", url_handler=Person(action)) as (client, recorder):
+            with pytest.raises(UrlFlowIncomplete) as caught:
+                await client.call_tool("prereq")
+            assert caught.value.action == action
+            assert len(recorder.sent_requests("tools/call")) == 1
+
+    run(body)
+
+
+def test_32042_without_a_url_handler_surfaces_the_error() -> None:
+    server, _calls = _prerequisite_server()
+
+    async def body() -> None:
+        async with connected(server, "legacy") as (client, _):
+            with pytest.raises(RequestError) as caught:
+                await client.call_tool("prereq")
+            assert caught.value.code == -32042 and not isinstance(caught.value, UrlFlowIncomplete)
+
+    run(body)
+
+
+def test_url_elicitation_required_accepts_only_url_elicitations_with_ids() -> None:
+    with pytest.raises(ValueError):
+        url_elicitation_required([{"mode": "form", "message": "m"}])
+    with pytest.raises(ValueError):
+        url_elicitation_required([{"mode": "url", "url": "https://x", "message": "m"}])
+    with pytest.raises(ValueError):
+        url_elicitation_required([])
+    error = url_elicitation_required([{"mode": "url", "url": "https://x", "message": "m", "elicitationId": "e"}])
+    assert error.to_error()["code"] == -32042 and error.data["elicitations"][0]["elicitationId"] == "e"
+
+
+def test_the_client_ignores_completion_of_unknown_ids() -> None:
+    server = Server("noisy", "1.0")
+
+    @server.tool()
+    def noisy(ctx: Context) -> str:
+        ctx.connection.notify(COMPLETE, {"elicitationId": "nobody-asked"})
+        return "ok"
+
+    async def body() -> None:
+        async with connected(server, "legacy", url_handler=Person()) as (client, recorder):
+            seen: list[str] = []
+            client.inputs.url_flows.on_complete = seen.append
+            assert text_of(await client.call_tool("noisy")) == "ok"
+            assert recorder.notifications(COMPLETE) and seen == []
+            assert not client.inputs.url_flows.is_complete("nobody-asked")
+            assert text_of(await client.call_tool("noisy")) == "ok"  # the connection is fine
+
+    run(body)
+
+
+# --------------------------------------------------------------------- capabilities
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_undeclared_url_mode_sends_nothing_and_is_32021(era: str) -> None:
+    server, flows, _ = make_server()
+
+    def form_only(params: dict[str, Any]) -> dict[str, Any]:
+        raise AssertionError("nothing may be asked")
+
+    async def body() -> None:
+        async with connected(server, era, elicitation=form_only) as (client, recorder):
+            assert client.capabilities["elicitation"] == {"form": {}}
+            for tool in ("confirm", "gated"):
+                with pytest.raises(RequestError) as caught:
+                    await client.call_tool(tool)
+                assert caught.value.code == -32021
+                assert caught.value.data == {"requiredCapabilities": {"elicitation": {"url": {}}}}
+            assert not recorder.requests("elicitation/create")
+            assert all("inputRequests" not in r for r in recorder.results())
+            assert not flows._flows  # no flow was even started
+
+    run(body)
+
+
+def test_the_client_refuses_an_undeclared_url_request_with_32602() -> None:
+    handlers = InputHandlers(elicitation=lambda params: {"action": "decline"})
+    params = {"mode": "url", "message": "m", "url": "https://example.com", "elicitationId": "e"}
+
+    async def body() -> None:
+        with pytest.raises(InvalidParams):
+            await handlers.answer("elicitation/create", params)
+
+    run(body)
+
+
+def test_the_session_core_refuses_to_send_url_mode_to_a_form_only_client() -> None:
+    server = Server("raw", "1.0")
+
+    @server.tool()
+    async def raw(ctx: Context) -> str:
+        params = {"mode": "url", "message": "m", "url": "https://example.com", "elicitationId": "e"}
+        try:
+            await ctx.connection.request("elicitation/create", params)
+        except MissingCapability:
+            return "refused"
+        return "sent"
+
+    async def body() -> None:
+        async with connected(server, "legacy", elicitation=lambda p: {"action": "cancel"}) as (client, recorder):
+            assert text_of(await client.call_tool("raw")) == "refused"
+            assert not recorder.requests("elicitation/create")
+
+    run(body)
+
+
+# ------------------------------------------------------------------ the client's view
+
+
+def test_the_handler_sees_the_full_url_host_and_warnings() -> None:
+    plain = UrlElicitation.from_params({"url": "https://github.com/login", "message": "m"}, "srv")
+    assert plain.host == "github.com" and plain.warnings == () and plain.get("url") == plain.url
+    assert plain["message"] == "m"
+    tricky = UrlElicitation.from_params({"url": "http://user@xn--gthub-n4a.com:8443/a", "message": "m"}, "srv")
+    assert tricky.host == "xn--gthub-n4a.com:8443"
+    assert len(tricky.warnings) == 3  # punycode, user info, plain http
+    loopback = UrlElicitation.from_params({"url": "http://127.0.0.1:9/x", "message": "m"}, "srv")
+    assert loopback.warnings == ()
+    for bad in ("javascript:alert(1)", "file:///etc/passwd", "https:///nohost", 42):
+        with pytest.raises(InvalidParams):
+            UrlElicitation.from_params({"url": bad, "message": "m"}, "srv")
+
+
+def test_a_handler_answering_nonsense_is_an_error_to_the_server() -> None:
+    server, _, _ = make_server()
+
+    async def body() -> None:
+        async with connected(server, "legacy", url_handler=lambda request: "maybe") as (client, recorder):
+            with pytest.raises(RequestError) as caught:
+                await client.call_tool("confirm")
+            assert caught.value.code == -32602  # the server got -32602 for its request, and says so
+            assert any(m.get("error", {}).get("code") == -32602 for m in recorder.sent)
+
+    run(body)
+
+
+def test_flows_are_bound_to_the_principal_across_stateless_retries() -> None:
+    server, flows, _ = make_server()
+    person = Person()
+
+    async def body() -> None:
+        async with connected(server, "modern", url_handler=person, principal="alice") as (alice, recorder):
+            call = asyncio.create_task(alice.call_tool("confirm"))
+            await person.seen.get()
+            state = recorder.results()[0]["requestState"]
+            key = next(iter(recorder.results()[0]["inputRequests"]))
+            call.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await call
+        async with connected(server, "modern", url_handler=person, principal="bob") as (bob, _):
+            replay = {"name": "confirm", "requestState": state, "inputResponses": {key: {"action": "accept"}}}
+            with pytest.raises(RequestError) as caught:
+                await bob.request("tools/call", replay)
+            assert caught.value.code == -32602 and "another user" in caught.value.message
+        assert flows is server.url_elicitations
+
+    run(body)
+
+
+def test_manager_without_base_url_cannot_make_pages() -> None:
+    flows = UrlElicitations()
+    with pytest.raises(RuntimeError, match="public address"):
+        flows.start("m")
+    external = flows.start("m", url="https://pay.example/{elicitation_id}")
+    assert external.url == f"https://pay.example/{external.id}" and external.code is None
+    assert external.prompt == "m"
+    assert flows.complete(external.id) and not flows.complete(external.id)
