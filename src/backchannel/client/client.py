@@ -59,6 +59,7 @@ R = TypeVar("R", bound=msgspec.Struct)
 _VERSION = "0.1.0"
 logger = logging.getLogger("backchannel.client")
 _PROBE_ATTEMPTS = 3  # a server that keeps refusing the versions it lists is not followed forever
+_ASKS_A_PERSON = frozenset(("elicitation/create", "sampling/createMessage"))
 
 
 class Client:
@@ -251,6 +252,10 @@ class Client:
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         if request.method == "ping":
             return {}
+        if request.method in _ASKS_A_PERSON:
+            # The person's time is not the server's: our own calls' clocks stop meanwhile.
+            with connection.timeouts_paused():
+                return await self.inputs.answer(request.method, request.params)
         return await self.inputs.answer(request.method, request.params)
 
     def handle_notification(self, notification: NotificationReceived, connection: Connection) -> Awaitable[None] | None:

@@ -16,7 +16,7 @@ import functools
 import inspect
 import itertools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Protocol
 
 from ..protocol.events import (
@@ -74,6 +74,9 @@ class Connection:
         self._background: set[asyncio.Task[Any]] = set()
         self._waiters: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
         self._progress: dict[RequestId, ProgressCallback] = {}
+        self._deadlines: dict[RequestId, asyncio.Timeout] = {}
+        self._paused_left: dict[RequestId, float] = {}
+        self._pauses = 0
         self._tokens = itertools.count(1)
         self._flush_scheduled = False
         self._close_reason = "connection closed"
@@ -227,6 +230,7 @@ class Connection:
                 first = min(first, hard_deadline)
             try:
                 async with asyncio.timeout_at(first) as scope:
+                    self._deadlines[request_id] = scope
                     if on_progress is not None or progress_resets_timeout:
                         self._progress[request_id] = _extending(
                             on_progress, scope, timeout if progress_resets_timeout else None, hard_deadline
@@ -248,6 +252,37 @@ class Connection:
         finally:
             self._waiters.pop(request_id, None)
             self._progress.pop(request_id, None)
+            self._deadlines.pop(request_id, None)
+            self._paused_left.pop(request_id, None)
+
+    @contextlib.contextmanager
+    def timeouts_paused(self) -> Iterator[None]:
+        """Stop the clocks of our pending requests while a person answers the peer.
+
+        A tool call that asks the user a question must not time out because the user
+        took a while: the time spent inside this block does not count against any
+        request's timeout (the clocks resume with what they had left).
+        """
+        loop = asyncio.get_running_loop()
+        if self._pauses == 0:
+            now = loop.time()
+            for request_id, scope in self._deadlines.items():
+                when = scope.when()
+                if when is not None:
+                    self._paused_left[request_id] = max(0.0, when - now)
+                    scope.reschedule(None)
+        self._pauses += 1
+        try:
+            yield
+        finally:
+            self._pauses -= 1
+            if self._pauses == 0:
+                now = loop.time()
+                for request_id, left in self._paused_left.items():
+                    paused = self._deadlines.get(request_id)
+                    if paused is not None:
+                        paused.reschedule(now + left)
+                self._paused_left.clear()
 
     def notify(self, method: str, params: dict[str, Any] | None = None, *, related: RequestId | None = None) -> None:
         """Send a notification now (it is written before this returns). ``related`` names
@@ -355,7 +390,7 @@ def _extending(
     """A progress callback that first pushes the request's deadline out (bounded by ``hard_deadline``)."""
 
     def on_progress(event: ProgressReceived) -> Awaitable[None] | None:
-        if extend_by is not None:
+        if extend_by is not None and scope.when() is not None:
             deadline = asyncio.get_running_loop().time() + extend_by
             if hard_deadline is not None:
                 deadline = min(deadline, hard_deadline)
