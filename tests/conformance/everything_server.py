@@ -20,7 +20,6 @@ Elicitation (issue #4) is real: ``ctx.elicit`` sends ``elicitation/create`` in t
 handshake era and returns an ``InputRequiredResult`` in the stateless era, from the
 same tool code (the ``test_input_required_result_*`` tools name their questions
 with ``key=`` because the harness looks for fixed ``inputRequests`` keys).
-* closing an SSE stream mid-call and ``x-mcp-header`` validation (HTTP transport), issue #3
 """
 
 from __future__ import annotations
@@ -188,10 +187,6 @@ def _sampled_text(result: CreateMessageResult) -> str:
     return "".join(getattr(block, "text", "") for block in blocks)
 
 
-def _todo(feature: str, issue: str) -> str:
-    return f"not implemented yet: {feature} (issue {issue})"
-
-
 def _resource_block(uri: str, mime_type: str, text: str) -> dict[str, Any]:
     return {"type": "resource", "resource": {"uri": uri, "mimeType": mime_type, "text": text}}
 
@@ -312,31 +307,34 @@ def build_server() -> Server:
         roots = await ctx.list_roots(key="client_roots")
         return "Roots: " + ", ".join(f"{root.name or 'unnamed'} ({root.uri})" for root in roots)
 
-    input_required = {
-        "multiple_inputs": "4, #5",
-    }
-    for suffix, issue in input_required.items():
-        server.add_tool(
-            _raiser(_todo("input-required results (SEP-2322)", issue)),
-            name=f"test_input_required_result_{suffix}",
-            description=f"SEP-2322 InputRequiredResult round trip: {suffix.replace('_', ' ')}",
-            input_schema=NO_ARGUMENTS,
+    @server.tool(
+        description="SEP-2322: elicitation, sampling and roots/list asked in one round", input_schema=NO_ARGUMENTS
+    )
+    async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+        name, sampled, roots = await ctx.gather(
+            ctx.elicit("What is your name?", {"type": "object", "properties": {"name": {"type": "string"}}}),
+            ctx.sample(["Say hello"], max_tokens=50),
+            ctx.list_roots(),
         )
+        person = name.data["name"] if name.accepted else "unknown"
+        return f"name={person}; sampled={sampled.content.text}; roots={len(roots.items)}"
 
     _add_input_required_elicitation(server)
 
     # -- HTTP transport specifics ----------------------------------------------------
 
     @server.tool(description="Closes the SSE stream mid-call so the client must reconnect (SEP-1699)")
-    def test_reconnection() -> str:
-        raise ToolError(_todo("closing the SSE stream mid-call (HTTP transport)", "3"))
+    async def test_reconnection(ctx: Context) -> str:
+        ctx.close_sse_stream()
+        await asyncio.sleep(0.3)  # the answer comes after the close: the client fetches it with Last-Event-ID
+        return "Reconnection test completed"
 
     @server.tool(
         description="Has a parameter mirrored into an Mcp-Param header (SEP-2243 x-mcp-header)",
         input_schema=X_MCP_HEADER_SCHEMA,
     )
     def test_x_mcp_header() -> str:
-        raise ToolError(_todo("x-mcp-header parameters (HTTP transport)", "3"))
+        return "headers matched the body"
 
     # -- list changes ----------------------------------------------------------------
 
@@ -471,13 +469,6 @@ def _add_input_required_elicitation(server: Server) -> None:
 
         answer = await ctx.elicit("What is your name?", NameForm, key="user_name", fallback=by_sampling)
         return f"capabilities respected: {_outcome(answer)}"
-
-
-def _raiser(message: str) -> Any:
-    def tool() -> str:
-        raise ToolError(message)
-
-    return tool
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -173,6 +173,30 @@ class Context:
             self, message, schema, timeout=timeout, fallback=fallback, remember_decline=remember_decline, key=key
         )
 
+    async def gather(self, *questions: Awaitable[Any]) -> list[Any]:
+        """Ask several questions at once (``ctx.elicit``, ``ctx.list_roots``, ``ctx.sample``
+        calls): answers in the same order.
+
+        Handshake era: the questions run concurrently. Stateless era: every question
+        not yet answered goes out in one ``InputRequiredResult``, so the client answers
+        them all in one round trip instead of one each.
+        """
+        if self.era == "legacy" or self.round is None:
+            return list(await asyncio.gather(*questions))
+        answers: list[Any] = []
+        unanswered: list[InputRequired] = []
+        for question in questions:
+            try:
+                answers.append(await question)
+            except InputRequired as needed:
+                if needed.request is None:
+                    raise
+                unanswered.append(needed)
+                answers.append(None)
+        if unanswered:
+            raise InputRequired.together(unanswered)
+        return answers
+
     async def list_roots(self, *, refresh: bool = False, key: str | None = None) -> Roots:
         """The client's roots as ``Roots``: items with ``uri``, ``name`` and local ``path``,
         and ``contains(path)`` to keep a tool's work inside them.

@@ -35,11 +35,30 @@ _decode = msgspec.json.decode
 class InputRequired(Exception):
     """Raised inside a handler to stop this round and ask the client ``request``."""
 
-    def __init__(self, key: str, request: dict[str, Any] | None) -> None:
+    def __init__(
+        self, key: str, request: dict[str, Any] | None, *, more: dict[str, dict[str, Any]] | None = None
+    ) -> None:
         # ``request`` None asks nothing: "not yet", a requestState-only result the client retries.
         super().__init__(f"input required: {request.get('method') if request else 'retry later'}")
         self.key = key
         self.request = request
+        #: Further questions asked in the same round (``Context.gather``).
+        self.more = more or {}
+
+    @property
+    def requests(self) -> dict[str, dict[str, Any]]:
+        """Every question of this round, by key."""
+        first = {self.key: self.request} if self.request is not None else {}
+        return {**first, **self.more}
+
+    @classmethod
+    def together(cls, questions: list[InputRequired]) -> InputRequired:
+        """One signal for several questions stopped in the same round."""
+        merged: dict[str, dict[str, Any]] = {}
+        for question in questions:
+            merged.update(question.requests)
+        (key, request), *rest = merged.items()
+        return cls(key, request, more=dict(rest))
 
 
 def binding_of(method: str, params: dict[str, Any]) -> str:
@@ -150,7 +169,7 @@ class Round:
         state = sealer.seal(payload, self.binding)
         if needed.request is None:  # nothing to ask: the client retries with the state alone
             return {"resultType": "input_required", "requestState": state}
-        return {"resultType": "input_required", "inputRequests": {needed.key: needed.request}, "requestState": state}
+        return {"resultType": "input_required", "inputRequests": needed.requests, "requestState": state}
 
 
 def _b64(data: bytes) -> str:

@@ -1,0 +1,72 @@
+"""``ctx.gather``: several questions in one stateless-era round (mrtr.mdx: inputRequests is a map),
+and concurrently in the handshake era."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from backchannel import Client, Context, Server
+from backchannel.protocol.events import Outgoing
+from backchannel.transports.base import Transport
+from backchannel.transports.memory import MemoryTransport, memory_pair
+
+FORM = {"type": "object", "properties": {"name": {"type": "string"}}}
+
+
+class Tap(Transport):
+    """The client's side of the wire, recording what the server sends."""
+
+    def __init__(self, inner: MemoryTransport) -> None:
+        self.inner = inner
+        self.seen: list[dict[str, Any]] = []
+
+    async def receive(self) -> list[Any] | None:
+        batch = await self.inner.receive()
+        self.seen.extend(batch or [])
+        return batch
+
+    def write(self, items: list[Outgoing]) -> None:
+        self.inner.write(items)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+def _server() -> Server:
+    server = Server("gathering")
+
+    @server.tool()
+    async def survey(ctx: Context) -> str:
+        first, second = await ctx.gather(ctx.elicit("First?", FORM), ctx.elicit("Second?", FORM))
+        return f"{first.data['name']} and {second.data['name']}"
+
+    return server
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_two_questions_are_answered_in_order(era: str) -> None:
+    async def person(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"name": params["message"].rstrip("?").lower()}}
+
+    async def body() -> tuple[str, list[dict[str, Any]]]:
+        client_side, server_side = memory_pair()
+        tap = Tap(client_side)
+        serving = asyncio.create_task(_server().serve(server_side))
+        async with Client(tap, era=era, elicitation=person) as client:  # type: ignore[arg-type]
+            result = await client.call_tool("survey")
+        await server_side.close()
+        await serving
+        return result.content[0].text, tap.seen  # type: ignore[union-attr]
+
+    text, seen = asyncio.run(asyncio.wait_for(body(), 10))
+    assert text == "first and second"
+    if era == "modern":
+        rounds = [m["result"] for m in seen if m.get("result", {}).get("resultType") == "input_required"]
+        assert len(rounds) == 1  # both questions in one InputRequiredResult
+        assert [r["method"] for r in rounds[0]["inputRequests"].values()] == ["elicitation/create"] * 2
+    else:
+        asked = [m for m in seen if m.get("method") == "elicitation/create"]
+        assert sorted(m["params"]["message"] for m in asked) == ["First?", "Second?"]
