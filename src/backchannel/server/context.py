@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ["CURRENT_CONTEXT", "LOG_LEVELS", "Context"]
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 CURRENT_CONTEXT: ContextVar[Context] = ContextVar("backchannel_context")
 
 T = TypeVar("T")
+_ONCE_KEPT = 10_000  # results of `ctx.once` kept for replays; the oldest go first
 
 LOG_LEVELS: tuple[str, ...] = (
     "debug",
@@ -172,6 +174,30 @@ class Context:
         return await elicit(
             self, message, schema, timeout=timeout, fallback=fallback, remember_decline=remember_decline, key=key
         )
+
+    async def once(self, name: str, work: Callable[[], Awaitable[T] | T]) -> T:
+        """Run ``work`` exactly once for this request, however often the handler re-runs.
+
+        In the stateless era a handler runs again from the top after every question it
+        asks (see ``request_input``); work before a question would repeat. ``once``
+        runs it the first time and returns the remembered result on every re-run, also
+        when a client replays an older ``requestState``. Results are kept in this
+        process (a server with several workers needs sticky routing for such requests).
+        In the handshake era the handler runs once anyway, and so does ``work``.
+        """
+        if self.round is None:
+            outcome = work()
+            return await outcome if inspect.isawaitable(outcome) else outcome
+        key = (str(self.round.memo["lineage"]), name)
+        done = self.server.once_results
+        if key in done:
+            return done[key]  # type: ignore[no-any-return]
+        outcome = work()
+        result = await outcome if inspect.isawaitable(outcome) else outcome
+        done[key] = result
+        while len(done) > _ONCE_KEPT:
+            done.popitem(last=False)
+        return result
 
     async def gather(self, *questions: Awaitable[Any]) -> list[Any]:
         """Ask several questions at once (``ctx.elicit``, ``ctx.list_roots``, ``ctx.sample``

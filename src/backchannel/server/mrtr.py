@@ -61,11 +61,13 @@ class InputRequired(Exception):
         return cls(key, request, more=dict(rest))
 
 
-def binding_of(method: str, params: dict[str, Any]) -> str:
-    """What a sealed state is bound to: the method, the target, and a digest of the arguments."""
+def binding_of(method: str, params: dict[str, Any], principal: str | None = None) -> str:
+    """What a sealed state is bound to: the caller (when authenticated), the method, the
+    target, and a digest of the arguments, so it cannot be replayed by someone else or
+    for another call."""
     target = params.get("name", params.get("uri", ""))
     arguments = _encode(params.get("arguments") or {})
-    return f"{method}\x00{target}\x00{hashlib.sha256(arguments).hexdigest()}"
+    return f"{principal or ''}\x00{method}\x00{target}\x00{hashlib.sha256(arguments).hexdigest()}"
 
 
 class StateSealer:
@@ -140,9 +142,9 @@ class Round:
         return response
 
     @classmethod
-    def start(cls, sealer: StateSealer, method: str, params: dict[str, Any]) -> Round:
+    def start(cls, sealer: StateSealer, method: str, params: dict[str, Any], principal: str | None = None) -> Round:
         """The round for a (re)try: earlier answers from ``requestState``, new ones from ``inputResponses``."""
-        binding = binding_of(method, params)
+        binding = binding_of(method, params, principal)
         answers: dict[str, Any] = {}
         memo: dict[str, Any] = {}
         state = params.get("requestState")
@@ -159,6 +161,9 @@ class Round:
                 if not isinstance(value, dict):
                     raise InvalidParams(f"inputResponses[{key!r}] must be an object (the answer to that input request)")
             responses = given
+        # Every request's rounds share one lineage id, sealed from the first round on, so
+        # work done "once" is recognised however the client replays its states.
+        memo.setdefault("lineage", secrets.token_hex(16))
         return cls(binding, answers, responses, memo=memo)
 
     def input_required(self, sealer: StateSealer, needed: InputRequired) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import asyncio
 import inspect
 import os
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,6 +125,8 @@ class Server:
         self.log_burst = log_burst
         self.state_sealer = StateSealer(state_key, state_ttl)
         self.elicitation_timeout = elicitation_timeout
+        #: Results of ``ctx.once`` by (request lineage, name), oldest first.
+        self.once_results: OrderedDict[tuple[str, str], Any] = OrderedDict()
         #: URL-mode elicitation flows and their pages (``http_app()`` serves them); see ``UrlElicitations``.
         self.url_elicitations: UrlElicitations | None = None
         self.default_roots: list[str | os.PathLike[str]] = (
@@ -594,7 +597,7 @@ class Server:
         """This request's context; in the stateless era with the round's answers loaded."""
         context = CURRENT_CONTEXT.get()
         if request.era == "modern" and context.round is None:
-            context.round = Round.start(self.state_sealer, request.method, request.params)
+            context.round = Round.start(self.state_sealer, request.method, request.params, context.principal)
         return context
 
     def _input_required(self, context: Context, needed: InputRequired) -> dict[str, Any]:
