@@ -16,7 +16,6 @@ from __future__ import annotations
 __all__ = ["HttpApp"]
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,7 @@ from ...protocol.events import RequestId
 from ...types import meta as M
 from ...types.errors import InvalidRequest
 from ...types.versions import LEGACY_VERSIONS, MODERN_VERSIONS
-from .asgi import Receive, Scope, Send, header_map, read_body, send_bytes, send_start
+from .asgi import GONE, Receive, Scope, Send, header_map, next_or_gone, read_body, send_bytes, send_start, watching
 from .auth import Authenticator, Principal
 from .event_store import EventStore, InMemoryEventStore, parse_event_id
 from .modern import serve_modern
@@ -330,66 +329,37 @@ async def _reject(send: Send, rejection: H.Rejection) -> None:
     await send_bytes(send, rejection.status, rejection.body(), headers)
 
 
-async def _watch_disconnect(receive: Receive, gone: asyncio.Event) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            gone.set()
-            return
-
-
 async def _forward(
     send: Send, receive: Receive, opening: bytes, sink: asyncio.Queue[tuple[int, bytes] | None], after: int
 ) -> None:
     """Copy events from ``sink`` to the response until the stream ends or the client leaves."""
-    gone = asyncio.Event()
-    watcher = asyncio.get_running_loop().create_task(_watch_disconnect(receive, gone))
-    try:
-        if opening:
-            await send({"type": "http.response.body", "body": opening, "more_body": True})
-        while True:
-            getter = asyncio.ensure_future(sink.get())
-            waiter = asyncio.ensure_future(gone.wait())
-            done, _ = await asyncio.wait({getter, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
-            if getter not in done:
-                getter.cancel()
-                return
-            item = getter.result()
-            if item is None:
-                break
-            number, event = item
-            if number > after:
-                await send({"type": "http.response.body", "body": event, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-    except OSError:
-        return
-    finally:
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watcher
+    async with watching(receive) as gone:
+        try:
+            if opening:
+                await send({"type": "http.response.body", "body": opening, "more_body": True})
+            while True:
+                item = await next_or_gone(sink, gone)
+                if item is GONE:
+                    return
+                if item is None:
+                    break
+                number, event = item
+                if number > after:
+                    await send({"type": "http.response.body", "body": event, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:
+            return
 
 
 async def _pump_plain(send: Send, receive: Receive, feed: MessageFeed) -> None:
     """The GET stream: messages that belong to no request, until the client leaves."""
-    gone = asyncio.Event()
-    watcher = asyncio.get_running_loop().create_task(_watch_disconnect(receive, gone))
-    try:
+    async with watching(receive) as gone:
         while True:
-            getter = asyncio.ensure_future(feed.queue.get())
-            waiter = asyncio.ensure_future(gone.wait())
-            done, _ = await asyncio.wait({getter, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
-            if getter not in done:
-                getter.cancel()
+            message = await next_or_gone(feed.queue, gone)
+            if message is GONE:
                 return
-            message = getter.result()
             if message is CLOSE_STREAM:  # the session ended
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
             event = encode_event(encode_message(message).decode())
             await send({"type": "http.response.body", "body": event, "more_body": True})
-    finally:
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watcher

@@ -6,15 +6,27 @@ Keeping the app framework-free makes it mountable anywhere an ASGI app is
 
 from __future__ import annotations
 
-__all__ = ["Receive", "Scope", "Send", "header_map", "read_body", "send_bytes"]
+__all__ = ["GONE", "Receive", "Scope", "Send", "header_map", "next_or_gone", "read_body", "send_bytes", "watching"]
 
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from typing import Any
+import asyncio
+import contextlib
+import enum
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from typing import Any, Final, Literal, TypeVar
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+T = TypeVar("T")
+
+
+class _Gone(enum.Enum):
+    GONE = "gone"
+
+
+#: What ``next_or_gone`` returns when the client left (or the wait timed out) first.
+GONE: Final = _Gone.GONE
 
 
 def header_map(scope: Scope) -> dict[str, str]:
@@ -56,3 +68,36 @@ async def send_bytes(send: Send, status: int, body: bytes, headers: Mapping[str,
     """A complete response in one go."""
     await send_start(send, status, {**headers, "content-length": str(len(body))})
     await send({"type": "http.response.body", "body": body})
+
+
+@contextlib.asynccontextmanager
+async def watching(receive: Receive) -> AsyncIterator[asyncio.Event]:
+    """An event set when the client disconnects, for as long as the block runs."""
+    gone = asyncio.Event()
+
+    async def watch() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        gone.set()
+
+    watcher = asyncio.get_running_loop().create_task(watch())
+    try:
+        yield gone
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+
+
+async def next_or_gone(
+    queue: asyncio.Queue[T], gone: asyncio.Event, timeout: float | None = None
+) -> T | Literal[_Gone.GONE]:
+    """The next item of ``queue``, or ``GONE`` if the client left or ``timeout`` passed first."""
+    getter = asyncio.ensure_future(queue.get())
+    waiter = asyncio.ensure_future(gone.wait())
+    done, _ = await asyncio.wait({getter, waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if getter in done:
+        return getter.result()
+    getter.cancel()
+    return GONE

@@ -11,14 +11,13 @@ from __future__ import annotations
 __all__ = ["serve_modern"]
 
 import asyncio
-import contextlib
 from typing import TYPE_CHECKING, Any
 
 from ...framing import http as H
 from ...framing.sse import encode_event
 from ...protocol.events import Outgoing, RequestId
 from ..base import Transport, TransportClosed, wire_messages
-from .asgi import Receive, Send, send_bytes, send_start
+from .asgi import GONE, Receive, Send, next_or_gone, send_bytes, send_start, watching
 from .streams import SSE_HEADERS, MessageFeed, encode_message, is_answer_to
 
 if TYPE_CHECKING:
@@ -69,53 +68,31 @@ async def serve_modern(
     connection = server.connect(transport, finish_grace=0.0)
     runner = asyncio.get_running_loop().create_task(connection.run())
     request_id: RequestId = message["id"]
-    gone = asyncio.Event()
-    watcher = asyncio.get_running_loop().create_task(_watch(receive, gone))
     try:
-        first = await _next(transport.feed, gone, sse_after)
-        if gone.is_set():
-            connection.abort(request_id, "the client closed the response")
-            return
-        if first is not None and is_answer_to(first, request_id):
-            error = first.get("error")
-            status = H.status_for_error(error["code"]) if isinstance(error, dict) else 200
-            await send_bytes(send, status, encode_message(first), JSON_HEADERS)
-            return
-        await send_start(send, 200, SSE_HEADERS)
-        message_out = first
-        while True:
-            if message_out is not None:
-                event = encode_event(encode_message(message_out).decode())
-                await send({"type": "http.response.body", "body": event, "more_body": True})
-                if is_answer_to(message_out, request_id):
-                    break
-            message_out = await _next(transport.feed, gone, None)
+        async with watching(receive) as gone:
+            first = await next_or_gone(transport.feed.queue, gone, sse_after)
             if gone.is_set():
                 connection.abort(request_id, "the client closed the response")
                 return
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+            if first is not GONE and is_answer_to(first, request_id):
+                error = first.get("error")
+                status = H.status_for_error(error["code"]) if isinstance(error, dict) else 200
+                await send_bytes(send, status, encode_message(first), JSON_HEADERS)
+                return
+            await send_start(send, 200, SSE_HEADERS)
+            message_out = first
+            while True:
+                if message_out is not GONE:
+                    event = encode_event(encode_message(message_out).decode())
+                    await send({"type": "http.response.body", "body": event, "more_body": True})
+                    if is_answer_to(message_out, request_id):
+                        break
+                following = await next_or_gone(transport.feed.queue, gone)
+                message_out = following
+                if gone.is_set():
+                    connection.abort(request_id, "the client closed the response")
+                    return
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
-        watcher.cancel()
         await transport.close()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watcher
         await asyncio.gather(runner, return_exceptions=True)
-
-
-async def _next(feed: MessageFeed, gone: asyncio.Event, wait: float | None) -> dict[str, Any] | None:
-    """The next message; None on timeout or when the client left (then ``gone`` is set)."""
-    getter = asyncio.ensure_future(feed.queue.get())
-    waiter = asyncio.ensure_future(gone.wait())
-    done, _ = await asyncio.wait({getter, waiter}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
-    waiter.cancel()
-    if getter in done:
-        return getter.result()
-    getter.cancel()
-    return None
-
-
-async def _watch(receive: Receive, gone: asyncio.Event) -> None:
-    while True:
-        if (await receive())["type"] == "http.disconnect":
-            gone.set()
-            return
