@@ -1,8 +1,9 @@
 """Start a peer that serves Streamable HTTP on 127.0.0.1, wait until it listens, stop it.
 
-Used by the ``test_http_*`` modules here (``import _http_peer``: pytest puts this directory
-on ``sys.path`` for the test modules here). The peer's stdout/stderr go to a temporary file
-whose text is quoted when the peer dies or never starts listening.
+Used by the interop modules here whose ``transport`` fixture includes ``http``
+(``import _http_peer``: pytest puts this directory on ``sys.path`` for the test modules
+here). The peer's stdout/stderr go to a temporary file whose text is quoted when the peer
+dies or never starts listening.
 """
 
 from __future__ import annotations

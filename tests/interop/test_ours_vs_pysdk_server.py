@@ -1,25 +1,30 @@
-"""Our client against the official Python SDK's server (mcp 2.3.0), over stdio, in every era choice.
+"""Our client against the official Python SDK's server (mcp 2.3.0), over stdio and Streamable
+HTTP, in every era choice.
 
-mcp 2.3.0 serves both eras on one stdio server, so ``era="auto"`` must detect the stateless
+mcp 2.3.0 serves both eras on one stdio server, and over HTTP at one endpoint
+(``pysdk_server.py --http PORT`` runs ``MCPServer.run("streamable-http")`` on 127.0.0.1; the
+``MCP-Protocol-Version`` header picks the era), so ``era="auto"`` must detect the stateless
 era; ``era="legacy"`` must do the handshake; ``era="modern"`` must insist on the stateless era.
-One connection per era choice runs every step; each test then checks one step's outcome.
+One connection per transport and era choice runs every step; each test then checks one step's
+outcome.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _http_peer import free_port, http_peer
 
 from backchannel.client import Client
 from backchannel.types.content import TextContent
 from peers.paths import PYSDK_SERVER, have_pysdk
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.usefixtures("transport")]
 
 if not have_pysdk():
     pytest.skip("the official Python SDK (mcp==2.3.0) is not installed", allow_module_level=True)
@@ -36,9 +41,27 @@ EXPECTED_ERA = {
     "modern": ("modern", "2026-07-28"),
 }
 TIMEOUT = 60
+PEER_SERVER = [str(PYSDK_SERVER), "--page-size", "10"]
 
 
-async def _session(era: str) -> dict[str, Any]:
+@pytest.fixture(scope="module")
+def url(transport: str) -> Iterator[str | None]:
+    """The server's endpoint over HTTP (started here); None over stdio (the client spawns it)."""
+    if transport == "stdio":
+        yield None
+        return
+    port = free_port()
+    with http_peer([sys.executable, *PEER_SERVER, "--http", str(port)], port, cwd=ROOT) as endpoint:
+        yield endpoint
+
+
+def _client(url: str | None, era: str) -> Client:
+    if url is None:
+        return Client.stdio(sys.executable, PEER_SERVER, cwd=ROOT, era=era, request_timeout=20)
+    return Client.http(url, era=era, request_timeout=20)
+
+
+async def _session(url: str | None, era: str) -> dict[str, Any]:
     """Connect with ``era``, run every step, return each step's value or exception."""
     outcomes: dict[str, Any] = {}
 
@@ -48,9 +71,7 @@ async def _session(era: str) -> dict[str, Any]:
         except Exception as exc:
             outcomes[key] = exc
 
-    client = Client.stdio(
-        sys.executable, [str(PYSDK_SERVER), "--page-size", "10"], cwd=ROOT, era=era, request_timeout=20
-    )
+    client = _client(url, era)
     async with asyncio.timeout(TIMEOUT), client:
         c = client
         outcomes["connect"] = {
@@ -76,8 +97,8 @@ async def _session(era: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module", params=list(EXPECTED_ERA))
-def run(request: pytest.FixtureRequest) -> dict[str, Any]:
-    return {"choice": request.param, **asyncio.run(_session(request.param))}
+def run(request: pytest.FixtureRequest, url: str | None) -> dict[str, Any]:
+    return {"choice": request.param, **asyncio.run(_session(url, request.param))}
 
 
 def ok(run: dict[str, Any], key: str) -> Any:
@@ -156,6 +177,7 @@ def test_read_resources(run: dict[str, Any]) -> None:
 
 
 def test_ping(run: dict[str, Any]) -> None:
-    """``Client.ping`` works in both eras: 2026-07-28 has no ``ping``, so the client sends
-    ``server/discover``, which every stateless-era server must answer."""
+    """``Client.ping`` works in both eras: ``ping`` in the handshake era; 2026-07-28 has no
+    ``ping``, so the client sends ``server/discover``, which every stateless-era server must
+    answer."""
     assert ok(run, "ping") is None

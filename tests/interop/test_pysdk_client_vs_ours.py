@@ -1,8 +1,14 @@
-"""The official Python SDK client (mcp 2.3.0) against our server, over stdio, in both eras.
+"""The official Python SDK client (mcp 2.3.0) against our server, over stdio and Streamable HTTP,
+in both eras.
 
 ``pysdk_client.py`` runs one plan per mode against ``backchannel_server.py --page-size 10`` and
 prints what the SDK client saw; it is dumped with ``--exclude-unset`` so every field asserted
-here is one our server actually sent (not a default the SDK's models filled in).
+here is one our server actually sent (not a default the SDK's models filled in). Over stdio it
+spawns the server itself (``-- argv``); over HTTP the server runs ``Server.run_http`` on
+127.0.0.1 (``--http PORT``) and ``pysdk_client.py --url`` drives it with the SDK's
+``streamable_http_client``, once with ``mode="legacy"`` (initialize handshake,
+``Mcp-Session-Id``) and once with ``mode="2026-07-28"`` (per-request ``_meta`` envelope, no
+session). The checks are the same on both transports.
 """
 
 from __future__ import annotations
@@ -10,18 +16,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _http_peer import free_port, http_peer
 
-from peers.paths import PEERS_DIR, have_pysdk, pysdk_client_cmd
+from peers.paths import PEERS_DIR, PYSDK_CLIENT, have_pysdk
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.usefixtures("transport")]
 
 if not have_pysdk():
     pytest.skip("the official Python SDK (mcp==2.3.0) is not installed", allow_module_level=True)
 
+ROOT = Path(__file__).resolve().parents[2]
 OUR_SERVER = [sys.executable, str(PEERS_DIR / "backchannel_server.py"), "--page-size", "10"]
 FILLERS = [f"t{i:02d}" for i in range(25)]
 ALL_TOOLS = ["echo", "add", "weather", "fail", *FILLERS]
@@ -50,20 +59,23 @@ PLAN: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 
+@pytest.fixture(scope="module")
+def server(transport: str) -> Iterator[list[str]]:
+    """The ``pysdk_client.py`` arguments that reach our server on ``transport``."""
+    if transport == "stdio":
+        yield ["--", *OUR_SERVER]
+        return
+    port = free_port()
+    with http_peer([*OUR_SERVER, "--http", str(port)], port, cwd=ROOT) as url:
+        yield ["--url", url]
+
+
 @pytest.fixture(scope="module", params=MODES)
-def run(request: pytest.FixtureRequest) -> dict[str, Any]:
+def run(request: pytest.FixtureRequest, server: list[str]) -> dict[str, Any]:
     mode: str = request.param
     plan = json.dumps([{"op": op, "args": args} for _, op, args in PLAN])
-    argv = pysdk_client_cmd(mode, OUR_SERVER, plan=plan)
-    argv.insert(argv.index("--"), "--exclude-unset")
-    proc = subprocess.run(
-        argv,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        cwd=Path(__file__).resolve().parents[2],
-        check=False,
-    )
+    argv = [sys.executable, str(PYSDK_CLIENT), "--mode", mode, "--plan", plan, "--exclude-unset", *server]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT, check=False)
     assert proc.returncode == 0, f"pysdk_client exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     out = json.loads(proc.stdout)
     assert "closeError" not in out, out["closeError"]
