@@ -1,6 +1,8 @@
-"""A small server that shows the basics: typed tools, structured output, progress, prompts, resources.
+"""A small server that shows the basics: typed tools, structured output, progress, prompts, resources,
+and the chapter's ``deploy_to_production`` story (roots, a form, URL-mode authorization, a
+cancellable build: see ``examples/deploy_demo.py``).
 
-Run it on stdio with ``backchannel run examples/demo_server.py``.
+Run it on stdio with ``backchannel run examples/demo_server.py``; ``backchannel demo`` connects to it.
 """
 
 from __future__ import annotations
@@ -8,6 +10,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from typing import Annotated, Literal
+
+from deploy_demo import add_deploy  # examples/deploy_demo.py, beside this file
 
 from backchannel import Context, Server, ToolError
 
@@ -60,6 +64,8 @@ def readme() -> str:
 def city(name: str) -> dict[str, str]:
     return {"name": name, "country": "unknown"}
 
+
+add_deploy(server)
 
 if __name__ == "__main__":
     server.run()

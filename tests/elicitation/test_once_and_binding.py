@@ -79,6 +79,6 @@ def test_a_state_sealed_for_one_principal_is_refused_for_another() -> None:
     params = {"name": "buy", "arguments": {"item": "book"}}
     mine = Round.start(sealer, "tools/call", params, principal="alice")
     state = sealer.seal({"answers": mine.answers, "memo": mine.memo}, mine.binding)
-    with pytest.raises(InvalidParams, match="different request"):
+    with pytest.raises(InvalidParams, match="another user"):
         Round.start(sealer, "tools/call", {**params, "requestState": state}, principal="mallory")
     assert Round.start(sealer, "tools/call", {**params, "requestState": state}, principal="alice").memo == mine.memo

@@ -15,6 +15,11 @@ surface as ``pysdk_server.py`` (same names and shapes) so ``pysdk_client.py`` ca
 ``--lifecycle`` adds the operation-lifecycle tools (issue #6; see ``add_lifecycle_tools``):
 ``slow_progress(steps, delay)``, ``chatty(tag)`` and ``lifecycle_status()``.
 ``--elicitation`` adds ``ask_project(reason)`` (issue #4; see ``add_elicitation_tools``).
+``--url-elicitation`` adds ``url_confirm``, ``url_connect``, ``url_gated`` and ``url_pages``
+(issue #4, URL mode with no configuration; see ``add_url_elicitation_tools``).
+``--rsc`` adds roots, sampling and completion (issue #5; see ``add_rsc_tools``): tools
+``root_uris(refresh)`` and ``sample_text(prompt, max_tokens)``, prompt ``scaffold(language,
+framework)`` and template ``rsc://packages/{package}`` with completable arguments.
 """
 
 from __future__ import annotations
@@ -22,11 +27,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from backchannel.server import Context, Server
+from backchannel.server.completion import Complete
 from backchannel.types.errors import ToolError
 
 FILLER_TOOLS = [f"t{i:02d}" for i in range(25)]
@@ -167,18 +173,152 @@ def add_elicitation_tools(server: Server) -> None:
         return f"accept: {answer.data.name} ({answer.data.language}, {answer.data.stars} stars)"
 
 
+class _InstantGrant:
+    """A ``UrlFlowHandler`` whose "third party" answers at once: ``begin`` sends the browser
+    straight to the callback; ``finish`` records that the principal is connected."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.connected: set[str | None] = set()
+
+    async def begin(self, flow: Any) -> str:
+        from backchannel.server.url_elicitation import UrlElicitations
+
+        return f"{UrlElicitations.of(self.server).callback_url}?state={flow.state}&code=granted"
+
+    async def finish(self, flow: Any, params: Any) -> None:
+        self.connected.add(flow.owner)
+
+
+def add_url_elicitation_tools(server: Server) -> None:
+    """URL-mode elicitation with no configuration (the pages on a loopback side listener):
+
+    * ``url_confirm()``: ``ctx.elicit_url`` with the confirmation page alone; answers the action.
+    * ``url_connect()``: the page, then an instant "OAuth" grant via the callback; answers
+      ``"<action>: connected"`` / ``"<action>: not connected"``.
+    * ``url_gated()``: handshake era ``-32042`` (``via="error"``) until connected, then ``"ready"``.
+    * ``url_pages()``: ``{"base_url", "listening", "http_stack"}`` (which of uvicorn/httpx/starlette
+      are imported), to check the listener starts only on demand.
+    """
+    connect_grant, gated_grant = _InstantGrant(server), _InstantGrant(server)
+
+    @server.tool(description="Confirm something in the browser (URL elicitation).", structured_output=False)
+    async def url_confirm(ctx: Context) -> str:
+        return (await ctx.elicit_url("Confirm the test action in your browser.")).action
+
+    @server.tool(description="Connect a test account in the browser (URL elicitation).", structured_output=False)
+    async def url_connect(ctx: Context) -> str:
+        outcome = await ctx.elicit_url("Connect your test account.", flow=connect_grant)
+        return f"{outcome.action}: {'connected' if ctx.principal in connect_grant.connected else 'not connected'}"
+
+    @server.tool(description="Needs a connected account (-32042 until then).", structured_output=False)
+    async def url_gated(ctx: Context) -> str:
+        if ctx.principal in gated_grant.connected:
+            return "ready"
+        outcome = await ctx.elicit_url("Connect your test account first.", flow=gated_grant, via="error")
+        return f"{outcome.action}: {'ready' if ctx.principal in gated_grant.connected else 'not ready'}"
+
+    @server.tool(description="Where the URL-elicitation pages are served.")
+    def url_pages() -> dict[str, Any]:
+        import sys
+
+        flows = server.url_elicitations
+        return {
+            "base_url": flows.base_url if flows is not None else None,
+            "listening": flows.listening if flows is not None else False,
+            "http_stack": sorted(m for m in ("uvicorn", "httpx", "starlette") if m in sys.modules),
+        }
+
+
+RSC_LANGUAGES = ["python", "perl", "php", "go", "rust", "typescript"]
+RSC_FRAMEWORKS = {
+    "python": ["django", "flask", "fastapi", "falcon"],
+    "go": ["gin", "echo", "fiber"],
+    "rust": ["axum", "actix", "rocket"],
+    "typescript": ["express", "nest", "next"],
+}
+#: 150 numbered packages and three more: a prefix matching over 100 gets 100 values and ``hasMore``.
+RSC_PACKAGES = [f"pkg-{i:03d}" for i in range(150)] + ["numpy", "pandas", "pytest"]
+
+
+def rsc_frameworks(value: str, arguments: dict[str, str]) -> list[str]:
+    """The frameworks of ``arguments["language"]`` (none without it) that start with ``value``."""
+    return [name for name in RSC_FRAMEWORKS.get(arguments.get("language", ""), []) if name.startswith(value)]
+
+
+def add_rsc_tools(server: Server) -> None:
+    """Roots, sampling and completion (issue #5):
+
+    * ``root_uris(refresh=False)``: ``ctx.list_roots(refresh=)``, answered as structured
+      ``{"uris": [...], "names": [...], "paths": [...], "from_client": bool}``.
+    * ``sample_text(prompt, max_tokens=64)``: ``ctx.sample(prompt, max_tokens=,
+      system_prompt="Be brief.")``, answered as ``{"text", "model", "stop_reason", "role"}``.
+    * prompt ``scaffold(language, framework)``: ``language`` completes from ``RSC_LANGUAGES``
+      (a static list), ``framework`` from ``RSC_FRAMEWORKS[context.arguments["language"]]``.
+    * template ``rsc://packages/{package}``: ``package`` completes from ``RSC_PACKAGES``.
+    * ``notifications_seen()``: the methods of the notifications that reached
+      ``Server.handle_notification`` so far, in order, as ``{"methods": [...]}``.
+    """
+    seen: list[str] = []
+    handle_notification = server.handle_notification
+
+    def recording(notification: Any, connection: Any) -> Any:
+        seen.append(notification.method)
+        return handle_notification(notification, connection)
+
+    server.handle_notification = recording  # type: ignore[method-assign]
+
+    @server.tool(description="The methods of the notifications the server handled so far.")
+    def notifications_seen() -> dict[str, Any]:
+        return {"methods": list(seen)}
+
+    @server.tool(description="The client's roots (ctx.list_roots).")
+    async def root_uris(ctx: Context, refresh: bool = False) -> dict[str, Any]:
+        roots = await ctx.list_roots(refresh=refresh)
+        return {
+            "uris": [item.uri for item in roots],
+            "names": [item.name for item in roots],
+            "paths": [str(item.path) if item.path is not None else None for item in roots],
+            "from_client": roots.from_client,
+        }
+
+    @server.tool(description="Ask the client's model (ctx.sample) and return its text.")
+    async def sample_text(ctx: Context, prompt: str, max_tokens: int = 64) -> dict[str, Any]:
+        result = await ctx.sample(prompt, max_tokens=max_tokens, system_prompt="Be brief.")
+        blocks = result.content if isinstance(result.content, list) else [result.content]
+        text = "".join(getattr(block, "text", "") for block in blocks)
+        return {"text": text, "model": result.model, "stop_reason": result.stop_reason, "role": result.role}
+
+    @server.prompt(description="Scaffold a project in a language and framework.")
+    def scaffold(
+        language: Annotated[str, Complete(RSC_LANGUAGES)],
+        framework: Annotated[str, Complete(rsc_frameworks)],
+    ) -> str:
+        return f"Scaffold a {language} project with {framework}."
+
+    @server.resource("rsc://packages/{package}", name="package", description="A package by name.")
+    def package(package: Annotated[str, Complete(RSC_PACKAGES)]) -> str:
+        return f"package {package}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--page-size", type=int, default=0, help="page size of every list (0 = one page)")
     parser.add_argument("--lifecycle", action="store_true", help="add the progress/cancellation/logging tools")
     parser.add_argument("--http", type=int, metavar="PORT", default=None, help="serve HTTP on 127.0.0.1:PORT")
     parser.add_argument("--elicitation", action="store_true", help="add the ask_project elicitation tool")
+    parser.add_argument("--url-elicitation", action="store_true", help="add the url_* URL-elicitation tools")
+    parser.add_argument("--rsc", action="store_true", help="add the roots/sampling/completion tools and prompt")
     ns = parser.parse_args()
     server = build_server(ns.page_size)
     if ns.lifecycle:
         add_lifecycle_tools(server)
     if ns.elicitation:
         add_elicitation_tools(server)
+    if ns.url_elicitation:
+        add_url_elicitation_tools(server)
+    if ns.rsc:
+        add_rsc_tools(server)
     if ns.http is not None:
         server.run_http("127.0.0.1", ns.http)
     else:

@@ -34,11 +34,31 @@ request carries the per-request ``_meta`` envelope), ``auto`` probes ``server/di
   taken in order (``cancel`` once the queue is empty); returns ``{"queued": n}``. A plan with
   this op gets ``Client(elicitation_callback=...)``, so the client declares ``elicitation``
   (form and url, as the SDK does); without it, none is declared. The params of every
-  elicitation request received are listed in the output's ``"elicitations"``.
+  elicitation request received are listed in the output's ``"elicitations"``. URL-mode
+  requests (``mode: "url"``) go through the same callback: an ``accept`` is consent only.
+* ``wait_for_file``: ``{"path": P, "timeout": S}`` waits (default 30 s) until file P exists, so
+  a test can finish an out-of-band step (a URL elicitation's page) before the next step;
+  returns ``{"waited": true}`` (``false`` on timeout).
+* ``set_roots``: ``{"roots": [{"uri": U, "name"?: N}, ...]}`` sets what the client answers to
+  ``roots/list`` from then on; returns ``{"roots": n}``. A plan with this op gets
+  ``Client(list_roots_callback=...)``, so the client declares ``roots`` (``listChanged: true``,
+  as the SDK does). The URIs of each answer given are listed in the output's ``"rootsAnswered"``.
+* ``roots_list_changed``: ``{}`` sends ``notifications/roots/list_changed``; returns ``{"sent": true}``.
+* ``answer_sampling``: ``{"answers": [CreateMessageResult, ...]}`` queues answers for the server's
+  coming ``sampling/createMessage`` requests (an error -32603 once the queue is empty); a plan
+  with this op gets ``Client(sampling_callback=...)`` (declares ``sampling``). The params of each
+  sampling request are listed in the output's ``"samplings"``.
+* ``complete``: ``{"ref": {"type": "ref/prompt", "name": N} | {"type": "ref/resource", "uri": U},
+  "argument": {"name": A, "value": V}, "context"?: {name: value}}`` (``completion/complete``).
 
 Without ``--plan`` a default plan matching ``pysdk_server.py`` runs (see DEFAULT_PLAN).
 
 ``--log-level L`` sets ``Client(log_level=L)``: the per-request level on 2026-07-28 connections.
+
+``--record PATH`` appends one JSON line to PATH as each thing happens, for a test that must act
+while the client runs: ``{"kind": "elicitation", "params": ...}`` (before the answer is given),
+``{"kind": "notification", "method": ..., "params": ...}`` (``notifications/elicitation/complete``)
+and ``{"kind": "result", "step": i, "result": ...}`` after each plan step.
 
 Prints ONE JSON object on stdout::
 
@@ -46,7 +66,8 @@ Prints ONE JSON object on stdout::
      "serverCapabilities": {...}, "instructions": ... | null,
      "results": [<one entry per plan step>],
      "logs": [<params of each notifications/message, in arrival order>],
-     "elicitations": [<params of each elicitation request, in arrival order>]}
+     "elicitations": [<params of each elicitation request, in arrival order>],
+     "notifications": [<{"method", "params"} of each notifications/elicitation/complete>]}
 
 Each result is ``model_dump(mode="json", by_alias=True, exclude_none=True)`` of the SDK result
 (NB: the SDK's result models fill defaults the server may not have sent, e.g. ``resultType:
@@ -97,6 +118,13 @@ MAX_PAGES = 1000
 
 
 EXCLUDE_UNSET = False  # --exclude-unset: drop fields the server did not send (model defaults)
+RECORD: str | None = None  # --record PATH: JSON lines written as things happen
+
+
+def record(entry: dict[str, Any]) -> None:
+    if RECORD is not None:
+        with open(RECORD, "a", encoding="utf-8") as sink:
+            sink.write(json.dumps(entry) + "\n")
 
 
 def dump(result: Any) -> Any:
@@ -144,8 +172,58 @@ class Elicitations:
 
     async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
         self.asked.append(dump(params))
+        record({"kind": "elicitation", "params": self.asked[-1]})
         answer = self.queue.pop(0) if self.queue else {"action": "cancel"}
         return types.ElicitResult(**answer)
+
+
+class RscInputs:
+    """Roots and sampling answered from the plan (``set_roots``, ``answer_sampling``), with what
+    the server asked recorded: the roots given at each ``roots/list`` and each sampling request."""
+
+    def __init__(self, roots: bool, sampling: bool) -> None:
+        self.roots: list[dict[str, Any]] = []
+        self.roots_answered: list[list[str]] = []
+        self.samples: list[dict[str, Any]] = []
+        self.sampled: list[Any] = []
+        self.list_roots = self._list_roots if roots else None
+        self.sampling = self._sample if sampling else None
+
+    async def _list_roots(self, context: Any) -> types.ListRootsResult:
+        result = types.ListRootsResult(roots=[types.Root.model_validate(root) for root in self.roots])
+        self.roots_answered.append([str(root.uri) for root in result.roots])
+        return result
+
+    async def _sample(self, context: Any, params: Any) -> types.CreateMessageResult | types.ErrorData:
+        self.sampled.append(dump(params))
+        if not self.samples:
+            return types.ErrorData(code=-32603, message="no sampling answer queued")
+        return types.CreateMessageResult.model_validate(self.samples.pop(0))
+
+
+RSC_OPS = ("set_roots", "roots_list_changed", "answer_sampling", "complete")
+RSC: RscInputs | None = None  # set by amain when the plan has one of RSC_OPS
+
+
+async def run_rsc_step(client: Client, op: str, args: dict[str, Any]) -> Any:
+    if op == "set_roots":
+        assert RSC is not None
+        RSC.roots = list(args.get("roots") or [])
+        return {"roots": len(RSC.roots)}
+    if op == "roots_list_changed":
+        await client.send_roots_list_changed()
+        return {"sent": True}
+    if op == "answer_sampling":
+        assert RSC is not None
+        RSC.samples.extend(args.get("answers") or [])
+        return {"queued": len(RSC.samples)}
+    ref_args = args["ref"]
+    ref: types.PromptReference | types.ResourceTemplateReference
+    if ref_args.get("type") == "ref/prompt":
+        ref = types.PromptReference.model_validate(ref_args)
+    else:
+        ref = types.ResourceTemplateReference.model_validate(ref_args)
+    return dump(await client.complete(ref, args["argument"], args.get("context")))
 
 
 async def run_step(client: Client, step: dict[str, Any], elicitations: Elicitations | None = None) -> Any:
@@ -155,6 +233,15 @@ async def run_step(client: Client, step: dict[str, Any], elicitations: Elicitati
         assert elicitations is not None
         elicitations.queue.extend(args.get("answers") or [])
         return {"queued": len(elicitations.queue)}
+    if op in RSC_OPS:
+        return await run_rsc_step(client, op, args)
+    if op == "wait_for_file":
+        target = anyio.Path(args["path"])
+        for _ in range(int(float(args.get("timeout", 30)) / 0.02) + 1):
+            if await target.exists():
+                return {"waited": True}
+            await anyio.sleep(0.02)
+        return {"waited": False}
     if op in LIST_OPS:
         return await run_list(client, op, args)
     if op == "call_tool":
@@ -232,17 +319,39 @@ async def amain(
     async def on_log(params: Any) -> None:
         logs.append(dump(params))
 
+    notifications: list[Any] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ElicitCompleteNotification):
+            entry = {"method": message.method, "params": dump(message.params)}
+            notifications.append(entry)
+            record({"kind": "notification", **entry})
+
     elicitations = Elicitations() if any(step.get("op") == "answer_elicitation" for step in plan) else None
+    global RSC
+    ops = {step.get("op") for step in plan}
+    RSC = RscInputs("set_roots" in ops, "answer_sampling" in ops) if ops & set(RSC_OPS) else None
     client = Client(
         server,
         mode=mode,
         read_timeout_seconds=request_timeout,
         cache=None,
         logging_callback=on_log,
+        message_handler=on_message,
         log_level=log_level,  # type: ignore[arg-type]
         elicitation_callback=elicitations,
+        list_roots_callback=RSC.list_roots if RSC is not None else None,
+        sampling_callback=RSC.sampling if RSC is not None else None,
     )
-    out: dict[str, Any] = {"mode": mode, "logs": logs, "elicitations": elicitations.asked if elicitations else []}
+    out: dict[str, Any] = {
+        "mode": mode,
+        "logs": logs,
+        "elicitations": elicitations.asked if elicitations else [],
+        "notifications": notifications,
+    }
+    if RSC is not None:
+        out["rootsAnswered"] = RSC.roots_answered
+        out["samplings"] = RSC.sampled
     try:
         with anyio.fail_after(request_timeout * (len(plan) + 2)):
             async with client:
@@ -252,11 +361,12 @@ async def amain(
                 out["serverCapabilities"] = dump(client.server_capabilities)
                 out["instructions"] = client.instructions
                 results: list[Any] = []
-                for step in plan:
+                for index, step in enumerate(plan):
                     try:
                         results.append(await run_step(client, step, elicitations))
                     except Exception as exc:
                         results.append(error_entry(exc))
+                    record({"kind": "result", "step": index, "result": results[-1]})
                 out["results"] = results
     except Exception as exc:
         if "results" not in out:
@@ -281,14 +391,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=20.0, help="per-request read timeout (s)")
     parser.add_argument("--url", default=None, help="Streamable HTTP endpoint (instead of a stdio command)")
     parser.add_argument("--log-level", default=None, help="Client(log_level=...): per-request level (2026-07-28)")
+    parser.add_argument("--record", default=None, help="append JSON lines of events to this file as they happen")
     parser.add_argument(
         "--exclude-unset",
         action="store_true",
         help="dump with exclude_unset=True (drop model defaults the server did not send)",
     )
     ns = parser.parse_args(own)
-    global EXCLUDE_UNSET
+    global EXCLUDE_UNSET, RECORD
     EXCLUDE_UNSET = ns.exclude_unset
+    RECORD = ns.record
     if not command and ns.url is None:
         parser.error("missing server command after -- (or --url)")
     if command and ns.url is not None:

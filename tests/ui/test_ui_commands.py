@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from _ui_harness import captured_console
 
@@ -35,7 +37,9 @@ WEATHER = {
         ("exit", Command("quit")),
         ("q", Command("quit")),
         ("?", Command("help")),
-        ("loglevel debug", Command("loglevel", "debug")),
+        ("loglevel debug", Command("log", "debug")),
+        ("log warning", Command("log", "warning")),
+        ("roots add /tmp", Command("roots", "add", "/tmp")),
     ],
 )
 def test_command_lines(line: str, expected: Command) -> None:
@@ -52,7 +56,7 @@ def test_blank_lines_and_comments_are_no_command(line: str) -> None:
     [
         ("frobnicate", "unknown command 'frobnicate'"),
         ("call", "usage: call <tool>"),
-        ("read   ", "usage: read <uri>"),
+        ("read   ", "usage: read <uri"),
         ("prompt", "usage: prompt <name>"),
         ('call "add', "no closing quotation mark"),
     ],
@@ -112,6 +116,7 @@ def _session() -> Session:
     )
     session.names["resources"] = ["demo://readme"]
     session.names["templates"] = ["demo://cities/{name}"]
+    session.roots = [Path("/work/a")]
     return session
 
 
@@ -128,7 +133,7 @@ def _session() -> Session:
                 "resources",
                 "templates",
                 "read",
-                "loglevel",
+                "log",
                 "logs",
                 "roots",
                 "info",
@@ -147,6 +152,9 @@ def _session() -> Session:
         ("prompt code_review code=x l", ["language="]),
         ("read demo://", ["demo://readme", "demo://cities/"]),
         ("loglevel w", ["warning"]),
+        ("log e", ["error", "emergency"]),
+        ("roots ", ["add", "remove"]),
+        ("roots remove ", ["/work/a"]),
         ("call nosuch ", []),
         ("tools x", []),
     ],

@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
@@ -27,16 +28,27 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>78]|\r")
 class Term:
     """A pexpect child read as a person sees it: ``expect`` matches the text with the escape codes taken out."""
 
-    def __init__(self, *args: str) -> None:
-        env = {**os.environ, "PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm-256color", "NO_COLOR": "1"}
+    def __init__(
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        cwd: Path = ROOT,
+        columns: int = 160,
+        color: bool = False,
+    ) -> None:
+        environment = {**os.environ, "PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm-256color", **(env or {})}
+        environment.pop("NO_COLOR", None)
+        environment.pop("FORCE_COLOR", None)
+        if not color:
+            environment["NO_COLOR"] = "1"
         self.child = pexpect.spawn(
             sys.executable,
             ["-m", "backchannel", *args],
-            cwd=str(ROOT),
-            env=env,
+            cwd=str(cwd),
+            env=environment,
             encoding="utf-8",
             timeout=TIMEOUT,
-            dimensions=(50, 160),
+            dimensions=(50, columns),
         )
         self._raw = ""
         self._pos = 0
@@ -44,6 +56,18 @@ class Term:
     @property
     def screen(self) -> str:
         return _ANSI.sub("", self._raw)
+
+    @property
+    def raw(self) -> str:
+        """What the program wrote, escape codes and all (colours)."""
+        return self._raw
+
+    def mark(self) -> int:
+        """Where the screen has been read up to: ``since(mark)`` is what came after."""
+        return self._pos
+
+    def since(self, mark: int) -> str:
+        return self.screen[mark : self._pos]
 
     def expect(self, pattern: str, timeout: float = TIMEOUT) -> re.Match[str]:
         regex = re.compile(pattern)
@@ -91,8 +115,8 @@ def terms() -> Iterator[list[Term]]:
             term.child.close(force=True)
 
 
-def start(terms: list[Term], *args: str) -> Term:
-    term = Term(*args)
+def start(terms: list[Term], *args: str, **options: Any) -> Term:
+    term = Term(*args, **options)
     terms.append(term)
     return term
 
@@ -107,7 +131,7 @@ def test_connect_lists_and_calls_the_demo_server(terms: list[Term]) -> None:
     child.expect("Connected to demo 0.1.0")
     child.expect("demo>")
     child.sendline("tools")
-    child.expect("3 tools")
+    child.expect("4 tools")
     child.expect("slow_count")
     child.expect("demo>")
     child.sendline("call add")
@@ -193,6 +217,15 @@ def test_a_form_in_the_terminal(terms: list[Term], tmp_path: Path) -> None:
     child.expect("Form cancelled.")
     child.expect("signup cancel")
     child.expect("uitest>")
+    # Declining at the end reaches the server as a decline.
+    child.sendline("call confirm")
+    child.expect("sure:")
+    child.sendline("yes")
+    child.expect(r"\[A\]ccept / \[D\]ecline")
+    child.sendline("d")
+    child.expect("Form declined.")
+    child.expect("confirm decline None")
+    child.expect("uitest>")
     # Ctrl-C in a form cancels it too.
     child.sendline("call confirm")
     child.expect("sure:")
@@ -252,3 +285,98 @@ def test_demo_finds_its_server_or_says_why_not(
         terminal.demo_server_path()
     assert main(["demo"]) == 2
     assert "examples/demo_server.py" in capsys.readouterr().err
+
+
+def test_url_consent_refused_then_accepted_and_waited_for(terms: list[Term]) -> None:
+    child = start(terms, "connect", "--no-browser", sys.executable, str(UI_SERVER))
+    child.expect("uitest>")
+    child.sendline("call link")
+    child.expect("uitest asks you to open a link.")
+    child.expect("Connect your example account.")
+    child.expect("Site: auth.example.com")
+    child.expect(r"URL:  https://auth\.example\.com/connect/[0-9a-f-]{36}")
+    child.expect(r"Open it in your browser\? \[y/N\]:")
+    child.sendline("n")
+    child.expect("Declined: the link was not opened.")
+    child.expect("link decline")
+    child.expect("uitest>")
+    child.sendline("call link")
+    child.expect(r"Open it in your browser\? \[y/N\]:")
+    child.sendline("y")
+    child.expect(r"Open this link in your browser: https://auth\.example\.com/connect/[0-9a-f-]{36}")
+    child.expect(r"Waiting for the browser step \(Ctrl-C cancels\)")  # the spinner
+    child.expect("The browser step is done.")
+    child.expect("link accept")
+    child.expect("uitest>")
+    # Ctrl-C while waiting for the browser cancels the call.
+    child.sendline("call link after=60")
+    child.expect(r"\[y/N\]:")
+    child.sendline("y")
+    child.expect("Waiting for the browser step")
+    child.send("\x03")
+    child.expect("Interrupted: the request was cancelled.")
+    child.expect("uitest>")
+    finish(child)
+
+
+def test_a_progress_bar_advances(terms: list[Term]) -> None:
+    child = start(terms, "connect", sys.executable, str(UI_SERVER))
+    child.expect("uitest>")
+    child.sendline("call slow steps=30")
+    seen = [int(child.expect(r"slow: step (\d+)").group(1))]
+    while seen[-1] < 20:
+        seen.append(int(child.expect(r"slow: step (\d+)").group(1)))
+    assert len(set(seen)) >= 3 and seen == sorted(seen), seen
+    percent = int(child.expect(r"(\d+)%").group(1))
+    assert percent >= 60
+    child.expect("finished")
+    child.expect("uitest>")
+    finish(child)
+
+
+def test_tab_completes_template_variables_through_the_server(terms: list[Term]) -> None:
+    child = start(terms, "connect", sys.executable, str(UI_SERVER))
+    child.expect("uitest>")
+    child.send("read files://backc\t")  # the project, from the server's completer
+    child.expect("files://backchannel/")
+    child.send("R\t")  # the file name: the server narrows it with the project typed before (context)
+    child.expect("files://backchannel/README.md")
+    child.sendline()
+    child.expect("the file README.md of backchannel")
+    child.expect("uitest>")
+    # A template as the target: each variable is asked, and Tab completes it with the ones before.
+    child.sendline("read files://{project}/{name}")
+    child.expect(r"project\*:")
+    child.send("oth\t")
+    child.expect("other")
+    child.sendline()
+    child.expect(r"name\*:")
+    child.send("\t")
+    child.expect("notes.txt")
+    child.sendline()
+    child.expect("the file notes.txt of other")
+    child.expect("uitest>")
+    finish(child)
+
+
+def test_the_log_level_changes_and_lines_are_coloured(terms: list[Term]) -> None:
+    child = start(terms, "connect", "--server-log-level", "debug", sys.executable, str(UI_SERVER), color=True)
+    child.expect("uitest>")
+    child.sendline("call chatty")
+    child.expect(r"\[debug\] a debug line")
+    child.expect(r"\[warning\] a warning line")
+    child.expect("done")
+    child.expect("uitest>")
+    assert "\x1b[33m[warning]" in child.raw and "\x1b[34m[info]" in child.raw  # yellow and blue
+    child.sendline("log warning")
+    child.expect("Log level set to warning.")
+    child.expect("uitest>")
+    mark = child.mark()
+    child.sendline("call chatty")
+    child.expect(r"\[warning\] a warning line")
+    child.expect("done")
+    child.expect("uitest>")
+    assert "info line" not in child.since(mark) and "debug line" not in child.since(mark)
+    child.sendline("loglevel")
+    child.expect("Log level: warning")
+    finish(child)

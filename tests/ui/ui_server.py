@@ -1,10 +1,12 @@
-"""A server for the terminal-client tests: a form, a link, an image, logs and a slow job."""
+"""A server for the terminal-client tests: a form, a link, an image, logs, a slow job and a
+resource template whose variables complete through the server."""
 
 from __future__ import annotations
 
 import asyncio
 
 from backchannel import Context, Image, Server
+from backchannel.server.url_elicitation import UrlElicitations
 
 PNG = b"\x89PNG\r\n\x1a\n not really a png"
 
@@ -76,6 +78,39 @@ async def slow(ctx: Context, steps: int = 100) -> str:
 async def roots(ctx: Context) -> list[str]:
     """The client's roots."""
     return [item.uri for item in await ctx.list_roots()]
+
+
+@server.tool()
+async def link(ctx: Context, after: float = 3.0) -> str:
+    """A URL request whose page "completes" by itself ``after`` seconds (no browser needed)."""
+    flows = UrlElicitations.of(ctx.server)
+
+    async def finish_later() -> None:
+        await asyncio.sleep(after)
+        for flow in list(flows._flows.values()):
+            flows.complete(flow)
+
+    finisher = asyncio.create_task(finish_later())
+    try:
+        outcome = await ctx.elicit_url(
+            "Connect your example account.", url="https://auth.example.com/connect/{elicitation_id}"
+        )
+    finally:
+        finisher.cancel()
+    return f"link {outcome.action}"
+
+
+FILES = {"backchannel": ["README.md", "pyproject.toml"], "backstage": ["app.yaml"], "other": ["notes.txt"]}
+
+
+def complete_name(value: str, arguments: dict[str, str]) -> list[str]:
+    """File names of the project chosen so far (the request's context)."""
+    return [name for name in FILES.get(arguments.get("project", ""), []) if name.startswith(value)]
+
+
+@server.resource("files://{project}/{name}", completers={"project": list(FILES), "name": complete_name})
+def project_file(project: str, name: str) -> str:
+    return f"the file {name} of {project}"
 
 
 if __name__ == "__main__":

@@ -218,7 +218,8 @@ def normalise_root(item: Any, *, resolve_symlinks: bool = True) -> Root:
         if path is None:
             raise ValueError(f"roots must be local file:// URIs, not {target!r}")
     elif isinstance(target, str | os.PathLike):
-        path = Path(target).expanduser()
+        # On the text as given: Path("./~x") would drop the "./" and expand a user "x" (or raise).
+        path = Path(os.path.expanduser(target))
     else:
         raise ValueError(f"a root is a path, a file:// URI, a Root or a dict, not {item!r}")
     resolved = normalise_path(path, resolve_symlinks=resolve_symlinks)

@@ -11,7 +11,7 @@ __all__ = ["file_uri", "local_path", "normalise_path", "path_from_file_uri"]
 
 import os
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote_to_bytes, urlsplit
 
 
 def path_from_file_uri(uri: str) -> Path | None:
@@ -20,7 +20,11 @@ def path_from_file_uri(uri: str) -> Path | None:
     parts = urlsplit(uri)
     if parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost"):
         return None
-    text = unquote(parts.path)
+    # The inverse of ``Path.as_uri`` (which percent-encodes ``os.fsencode``'s bytes), so a
+    # name that is not UTF-8 comes back as the same path. A NUL names no file.
+    text = os.fsdecode(unquote_to_bytes(parts.path))
+    if "\x00" in text:
+        return None
     if os.name == "nt" and len(text) > 2 and text[0] == "/" and text[2] == ":":  # pragma: no cover - windows
         text = text[1:]
     return Path(text) if text else None
@@ -34,7 +38,10 @@ def normalise_path(path: str | os.PathLike[str], *, resolve_symlinks: bool = Tru
         candidate = (base if base is not None else Path.cwd()) / candidate
     if resolve_symlinks:
         return Path(os.path.realpath(candidate))
-    return Path(os.path.normpath(candidate))
+    text = os.path.normpath(candidate)
+    if os.name != "nt" and text.startswith("//"):
+        text = text[1:]  # normpath keeps a leading "//" (POSIX leaves its meaning open); here it is "/"
+    return Path(text)
 
 
 def local_path(value: str | os.PathLike[str], *, resolve_symlinks: bool = True) -> Path | None:

@@ -95,7 +95,14 @@ class StateSealer:
         if not hmac.compare_digest(mac, hmac.new(self.key, body, hashlib.sha256).digest()):
             raise InvalidParams("requestState failed verification: it was altered or sealed by another server")
         state = _decode(body)
-        if state.get("b") != binding:
+        sealed_for = state.get("b")
+        if (
+            isinstance(sealed_for, str)
+            and sealed_for != binding
+            and sealed_for.split("\x00")[1:] == binding.split("\x00")[1:]
+        ):
+            raise InvalidParams("requestState was issued to another user; start the request again")
+        if sealed_for != binding:
             raise InvalidParams("requestState belongs to a different request; retry with the same method and arguments")
         if state.get("exp", 0) < self._clock():
             raise InvalidParams("requestState has expired; start the request again")

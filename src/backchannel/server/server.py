@@ -333,9 +333,17 @@ class Server:
         return HttpApp(self, path=path, **options)
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp", **options: Any) -> None:
-        """Serve Streamable HTTP with uvicorn on ``host:port`` (loopback unless told otherwise)."""
+        """Serve Streamable HTTP with uvicorn on ``host:port`` (loopback unless told otherwise).
+
+        URL-elicitation pages are served here too: ``url_elicitations.base_url`` defaults to
+        ``http://host:port`` (a wildcard host becomes loopback)."""
         import uvicorn
 
+        from .url_elicitation import UrlElicitations
+
+        flows = UrlElicitations.of(self)
+        if not flows.base_url and port:
+            flows.base_url = _http_base(host, port)
         uvicorn.run(self.http_app(path, **options), host=host, port=port, log_level="warning")
 
     def capabilities(self) -> dict[str, Any]:
@@ -449,7 +457,20 @@ class Server:
 
     async def serve(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it goes away."""
-        await self.connect(transport).run()
+        connection = self.connect(transport)
+        try:
+            await connection.run()
+        finally:
+            await self._release_pages(connection)
+
+    async def _release_pages(self, ending: Connection) -> None:
+        """Stop the URL-elicitation side listener once no other connection may need it."""
+        flows = self.url_elicitations
+        if flows is None or not flows.listening:
+            return
+        if any(other is not ending and not other.closed.is_set() for other in list(self._connections)):
+            return
+        await flows.stop_pages()
 
     async def run_stdio(self, *, max_line_bytes: int | None = None) -> None:
         """Serve on stdin/stdout; ``max_line_bytes`` bounds one inbound line (default 4 MiB)."""
@@ -678,6 +699,17 @@ _LIST_CHANGED_FILTERS = {
     "notifications/prompts/list_changed": "promptsListChanged",
     "notifications/resources/list_changed": "resourcesListChanged",
 }
+
+
+def _http_base(host: str, port: int) -> str:
+    """The URL a local browser reaches ``run_http(host, port)`` by."""
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
 
 
 async def _call(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:

@@ -51,6 +51,10 @@ principal is refused. What the third party hands back (tokens) stays with the
 server's ``UrlFlowHandler``; nothing but the URL, the message and the id ever crosses
 the MCP channel.
 
+The pages need no setup: with no ``base_url`` the first flow serves them on a side
+listener bound to ``127.0.0.1`` (a free port, uvicorn in the same loop, imported only
+then), stopped when ``Server.serve``/``run_stdio`` ends (or the HTTP app shuts down).
+
 Flows live in this process's memory: run one worker, or route a flow's browser and
 retries to the worker that made it.
 """
@@ -96,6 +100,7 @@ from .mrtr import InputRequired
 if TYPE_CHECKING:
     from ..protocol.events import RequestId
     from ..runtime.connection import Connection
+    from ..transports.http.loopback import LoopbackListener
     from .context import Context
     from .server import Server
 
@@ -185,11 +190,14 @@ class UrlElicitations:
     ``base_url`` is where browsers reach this app (``http://127.0.0.1:8000``); pages are
     under ``prefix``. Attach it with ``server.url_elicitations = UrlElicitations(...)``:
     ``server.http_app()`` then serves the pages beside the MCP endpoint; or mount this
-    object anywhere an ASGI app goes. ``ttl`` bounds each flow, ``poll_wait`` how long
-    a stateless-era retry waits for a flow before answering "not yet", ``code_attempts``
-    the wrong confirmation codes tolerated, ``max_flows`` the flows kept at once (the
-    oldest unfinished one is cancelled beyond it). ``identify`` adds the login check
-    described in the module docstring.
+    object anywhere an ASGI app goes. Nothing needs configuring: ``run_http(host, port)``
+    defaults ``base_url`` to that address, and with no ``base_url`` at all (stdio, or an
+    HTTP app whose public address is unknown) the first URL flow starts a loopback-only
+    side listener (``serve_pages``) that stops when the server's run ends. ``ttl`` bounds
+    each flow, ``poll_wait`` how long a stateless-era retry waits for a flow before
+    answering "not yet", ``code_attempts`` the wrong confirmation codes tolerated,
+    ``max_flows`` the flows kept at once (the oldest unfinished one is cancelled beyond it).
+    ``identify`` adds the login check described in the module docstring.
     """
 
     def __init__(
@@ -217,6 +225,8 @@ class UrlElicitations:
         self._flows: dict[str, UrlFlow] = {}
         self._by_token: dict[bytes, str] = {}
         self._by_state: dict[str, str] = {}
+        self._listener: LoopbackListener | None = None
+        self._listener_lock = asyncio.Lock()
 
     @classmethod
     def of(cls, server: Server) -> UrlElicitations:
@@ -224,6 +234,40 @@ class UrlElicitations:
         if server.url_elicitations is None:
             server.url_elicitations = cls(title=server.info.get("title") or server.name)
         return server.url_elicitations
+
+    # ------------------------------------------------- the loopback side listener
+
+    @property
+    def listening(self) -> bool:
+        """Whether the pages are served by this manager's own loopback side listener."""
+        return self._listener is not None
+
+    async def serve_pages(self) -> str:
+        """The base URL of the pages. With no ``base_url`` configured (a stdio server, or an
+        HTTP app whose public address is unknown), start a side listener serving this app on
+        ``127.0.0.1`` (a free port) in the running loop, once; ``stop_pages()`` ends it."""
+        if self.base_url:
+            return self.base_url
+        async with self._listener_lock:
+            if not self.base_url:
+                from ..transports.http.loopback import LoopbackListener
+
+                listener = LoopbackListener(self)
+                self.base_url = await listener.start()
+                self._listener = listener
+        return self.base_url
+
+    async def stop_pages(self) -> None:
+        """Stop the side listener, if ``serve_pages`` started one, and cancel the flows whose
+        pages it served (their links lead nowhere now). A configured ``base_url`` stays."""
+        listener, self._listener = self._listener, None
+        if listener is None:
+            return
+        self.base_url = None
+        for flow in list(self._flows.values()):
+            if flow.external_url is None and not flow.done:
+                self.fail(flow, "cancel")
+        await listener.stop()
 
     # ------------------------------------------------------------- flows
 
@@ -235,8 +279,8 @@ class UrlElicitations:
     def _base(self) -> str:
         if not self.base_url:
             raise RuntimeError(
-                "URL elicitation pages need a public address: "
-                "server.url_elicitations = UrlElicitations(base_url='http://127.0.0.1:8000')"
+                "URL elicitation pages need a public address: give UrlElicitations(base_url=...), "
+                "or await serve_pages() first (ctx.elicit_url does) to serve them on loopback"
             )
         return self.base_url
 
@@ -644,6 +688,8 @@ async def elicit_url(
         raise ValueError("give either url (your own page) or flow (the confirmation page and a handler), not both")
     require(ctx.client_capabilities, "elicitation.url")
     manager = UrlElicitations.of(ctx.server)
+    if url is None:
+        await manager.serve_pages()  # no address configured: a loopback side listener, started once
     if ctx.era == "modern":
         return await _stateless_round(ctx, manager, message, url, flow)
     owner = ctx.principal

@@ -19,15 +19,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prompt": ("prompt <name> [JSON | key=value ...]", "get a prompt; arguments not given are asked"),
     "resources": ("resources", "list the server's resources"),
     "templates": ("templates", "list the server's resource templates"),
-    "read": ("read <uri>", "read a resource"),
-    "loglevel": ("loglevel [level]", "show or set the server's log level (debug ... emergency)"),
-    "logs": ("logs", "show the log messages received so far"),
-    "roots": ("roots", "show the roots offered to the server"),
+    "read": ("read <uri | template>", "read a resource; a template's variables are asked (Tab completes them)"),
+    "log": ("log [level]", "show or set the server's log level (debug ... emergency); also: loglevel"),
+    "logs": ("logs [level]", "show the log messages received so far (at level and above)"),
+    "roots": ("roots [add PATH | remove PATH]", "show the roots offered to the server, or change them"),
     "info": ("info", "show who the server is and what it can do"),
     "help": ("help", "show this help"),
     "quit": ("quit", "end the session (also: exit, Ctrl-D)"),
 }
-ALIASES = {"exit": "quit", "q": "quit", "?": "help"}
+ALIASES = {"exit": "quit", "q": "quit", "?": "help", "loglevel": "log"}
 
 
 class CommandError(ValueError):

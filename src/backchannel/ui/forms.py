@@ -15,9 +15,10 @@ The answer returned is the ``ElicitResult`` as a dict.
 
 from __future__ import annotations
 
-__all__ = ["FormRenderer", "LinkConsent"]
+__all__ = ["FormRenderer", "LinkConsent", "confirmation_code"]
 
 import inspect
+import re
 import webbrowser
 from collections.abc import Callable
 from typing import Any
@@ -83,7 +84,7 @@ class FormRenderer:
         if description:
             body.append("\n\n" + description, style="italic")
         title = schema.get("title") or "The server asks"
-        self.console.print(Panel(body, title=escape(title), title_align="left", border_style="cyan"))
+        self.console.print(Panel(body, title=escape(title), title_align="left", border_style="cyan", expand=False))
         if any(field.required for field in fields_of(schema)):
             self.console.print("[dim]Fields marked [/][red]*[/][dim] are required. Esc or Ctrl-C cancels.[/]")
         else:
@@ -146,30 +147,48 @@ class FormRenderer:
 class LinkConsent:
     """Answers URL-mode elicitation: shows where the link leads, opens it only if the person agrees.
 
-    The server name, the message, the full URL, its host (prominent) and any
-    warnings (punycode, user info, plain http, raw IP) are shown first; nothing is
-    opened on decline or cancel, and the client never fetches the URL itself.
+    The server name, the message, the full URL, its host (prominent), any warnings
+    (punycode, user info, plain http, raw IP) and the confirmation code the page will
+    ask for are shown first; nothing is opened on decline or cancel, and the client
+    never fetches the URL itself. ``opener`` None (``--no-browser``) prints the link
+    instead of opening it. ``on_accept`` is told once the person agreed (the session
+    then waits for the browser step with a spinner).
     """
 
-    def __init__(self, console: Console, ask: Ask, opener: Callable[[str], Any] = webbrowser.open) -> None:
+    def __init__(
+        self,
+        console: Console,
+        ask: Ask,
+        opener: Callable[[str], Any] | None = webbrowser.open,
+        on_accept: Callable[[UrlElicitation], None] | None = None,
+    ) -> None:
         self.console = console
         self.ask = ask
         self.opener = opener
+        self.on_accept = on_accept
 
     async def __call__(self, request: UrlElicitation | dict[str, Any]) -> dict[str, Any]:
         if not isinstance(request, UrlElicitation):
             request = UrlElicitation.from_params(request, "the server")
+        code = confirmation_code(request.message)
+        message = request.message
+        if code:  # the runtime's own wording of the code is replaced by the Code line below
+            message = message.replace(_RUNTIME_CODE_NOTE.format(code=code), "").rstrip()
         body = Text()
         body.append(request.server_name or "The server", style="bold")
         body.append(" asks you to open a link.\n\n")
-        body.append(request.message)
+        body.append(message)
         body.append("\n\nSite: ")
         body.append(request.host or "(none)", style="bold reverse")
         body.append("\nURL:  ")
         body.append(request.url, style="underline")
+        if code:
+            body.append("\nCode: ")
+            body.append(code, style="bold reverse")
+            body.append("  (the page asks for it; never type a code someone else gave you)", style="dim")
         for warning in request.warnings:
             body.append(f"\nWarning: {warning}", style="bold red")
-        self.console.print(Panel(body, title="Open a link?", title_align="left", border_style="yellow"))
+        self.console.print(Panel(body, title="Open a link?", title_align="left", border_style="yellow", expand=False))
         try:
             while True:
                 question = Question("Open it in your browser? [y/N]: ", completions=("yes", "no"))
@@ -183,16 +202,38 @@ class LinkConsent:
         except Cancelled:
             self.console.print("[yellow]Cancelled: the link was not opened.[/]")
             return {"action": "cancel"}
-        try:
-            outcome = self.opener(request.url)
-            if inspect.isawaitable(outcome):
-                outcome = await outcome
-            opened = bool(outcome)
-        except Exception:
-            opened = False
-        if opened:
-            self.console.print("Opened in your browser; finish there.")
+        shown = escape(request.url)
+        if self.opener is None:
+            self.console.print(f"Open this link in your browser: {shown}", soft_wrap=True, highlight=False)
         else:
-            shown = escape(request.url)
-            self.console.print(f"Could not open a browser; open this link yourself: {shown}", soft_wrap=True)
+            try:
+                outcome = self.opener(request.url)
+                if inspect.isawaitable(outcome):
+                    outcome = await outcome
+                opened = bool(outcome)
+            except Exception:
+                opened = False
+            if opened:
+                self.console.print("Opened in your browser; finish there.")
+            else:
+                self.console.print(
+                    f"Could not open a browser; open this link yourself: {shown}", soft_wrap=True, highlight=False
+                )
+        if code:
+            self.console.print(f"The page asks for the confirmation code [bold]{escape(code)}[/].")
+        if self.on_accept is not None:
+            self.on_accept(request)
         return {"action": "accept"}
+
+
+#: How the runtime's confirmation pages word the code in the message (``UrlFlow.prompt``).
+_RUNTIME_CODE_NOTE = (
+    "\n\nConfirmation code: {code}. The page will ask for it; never type a code that someone else gave you."
+)
+_CODE = re.compile(r"confirmation code:?\s*([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)", re.IGNORECASE)
+
+
+def confirmation_code(message: str) -> str | None:
+    """The confirmation code a URL request's message carries for its page, if any."""
+    found = _CODE.search(message)
+    return found.group(1) if found else None

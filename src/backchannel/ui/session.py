@@ -15,12 +15,15 @@ import asyncio
 import contextlib
 import json
 import os
+import re
+import shlex
 import webbrowser
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import quote, unquote
 
 from rich.console import Console
 from rich.markup import escape
@@ -28,7 +31,9 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TaskProgre
 from rich.table import Table
 from rich.text import Text
 
+from ..client.url_flow import UrlElicitation
 from ..protocol.events import ProgressReceived
+from ..server.uri_template import UriTemplate
 from ..types.errors import ConnectionClosed, MCPError, RequestError
 from ..types.logging import LOGGING_LEVELS
 from ..types.prompts import Prompt
@@ -75,14 +80,15 @@ class Session:
         *,
         save_dir: str | Path | None = None,
         roots: Sequence[str | os.PathLike[str]] = (),
-        opener: Callable[[str], Any] = webbrowser.open,
+        opener: Callable[[str], Any] | None = webbrowser.open,
     ) -> None:
+        """``opener`` opens a URL the person agreed to open; None prints it instead (``--no-browser``)."""
         self.console = console
         self.ask = ask
         self.client: Client | None = None
         self.renderer = Renderer(console, save_dir)
         self.forms = FormRenderer(console, self._ask_paused)
-        self.link_consent = LinkConsent(console, self._ask_paused, opener)
+        self.link_consent = LinkConsent(console, self._ask_paused, opener, on_accept=self._browser_step)
         self.roots = [Path(root).expanduser().resolve() for root in roots]
         #: Log messages received (``notifications/message`` params), newest last.
         self.logs: deque[dict[str, Any]] = deque(maxlen=1000)
@@ -111,13 +117,15 @@ class Session:
             "elicitation": self.forms,
             "url_elicitation": self.link_consent,
             "on_log": self.on_log,
-            "roots": [str(root) for root in self.roots] if self.roots else None,
+            # Always declared (possibly empty), so that ``roots add`` can offer one later.
+            "roots": [str(root) for root in self.roots],
             "request_timeout": None,
         }
 
     async def start(self, client: Client, *, log_level: str | None = None) -> None:
         """Greet with who the server is, ask for logs at ``log_level``, learn its names for Tab completion."""
         self.client = client
+        client.inputs.url_flows.on_complete = self._on_flow_complete
         info = client.server_info or {}
         name = escape(str(info.get("name") or "server"))
         version = f" {escape(str(info['version']))}" if info.get("version") else ""
@@ -240,6 +248,9 @@ class Session:
 
     async def _cmd_read(self, command: Command) -> None:
         uri = command.target
+        if "{" in uri:
+            uri = await self._expand_template(uri)
+            self.console.print(f"[dim]Reading {escape(uri)}[/]", soft_wrap=True)
         result = await self._run(self._client().read_resource(uri))
         self.renderer.resource_result(uri, result)
 
@@ -276,10 +287,10 @@ class Session:
         result = await self._run(client.get_prompt(prompt.name, arguments or None))
         self.renderer.prompt_result(prompt.name, result)
 
-    async def _cmd_loglevel(self, command: Command) -> None:
+    async def _cmd_log(self, command: Command) -> None:
         if not command.target:
             shown = self.log_level or "everything the server sends"
-            self.console.print(f"Log level: {shown}. Set with: loglevel <{'|'.join(LOGGING_LEVELS)}>")
+            self.console.print(f"Log level: {shown}. Set with: log <{'|'.join(LOGGING_LEVELS)}>")
             return
         level = command.target.lower()
         if level not in LOGGING_LEVELS:
@@ -298,10 +309,51 @@ class Session:
             self.console.print(_log_line(entry))
 
     async def _cmd_roots(self, command: Command) -> None:
+        action = command.target.lower()
+        if action in ("add", "remove", "rm"):
+            await self._change_roots(action, command.rest)
+            return
+        if action:
+            raise CommandError(f"usage: {COMMANDS['roots'][0]}")
         if not self.roots:
             self.console.print("[dim]No roots are offered to the server.[/]")
         for root in self.roots:
             self.console.print(f"{escape(root.as_uri())}  [dim]{escape(str(root))}[/]", soft_wrap=True)
+
+    async def _change_roots(self, action: str, text: str) -> None:
+        try:
+            words = shlex.split(text)
+        except ValueError as exc:
+            raise CommandError(f"cannot read the path: {exc}") from None
+        if not words:
+            raise CommandError(f"usage: roots {'add' if action == 'add' else 'remove'} PATH")
+        roots = list(self.roots)
+        for word in words:
+            path = Path(word).expanduser().resolve()  # noqa: ASYNC240 - a local path, typed by the person
+            if action == "add":
+                if not path.exists():
+                    raise CommandError(f"no such file or directory: {word}")
+                if path not in roots:
+                    roots.append(path)
+            else:
+                match = [root for root in roots if root == path or root.as_uri() == word]
+                if not match:
+                    raise CommandError(f"{word} is not one of the roots (see: roots)")
+                roots = [root for root in roots if root not in match]
+        client = self._client()
+        changed = await self._run(client.set_roots([str(root) for root in roots]))
+        self.roots = roots
+        if not changed:
+            self.console.print("[dim]The roots did not change.[/]")
+            return
+        told = (
+            "the server was told they changed"
+            if client.era == "legacy"
+            else "the server sees them with its next request"
+        )
+        count = f"{len(roots)} root{'s' if len(roots) != 1 else ''}"
+        self.console.print(f"Roots changed: now {count}; {told}.")
+        await self._cmd_roots(Command("roots"))
 
     async def _cmd_info(self, command: Command) -> None:
         client = self._client()
@@ -313,6 +365,19 @@ class Session:
         if client.instructions:
             table.add_row("instructions", escape(client.instructions))
         self.console.print(table)
+
+    async def _expand_template(self, template: str) -> str:
+        """Ask for each variable of a resource template (Tab completes through the server); the URI."""
+        try:
+            parsed = UriTemplate(template)
+        except ValueError as exc:
+            raise CommandError(f"not a valid URI template: {exc}") from None
+        values: dict[str, str] = {}
+        for name in parsed.variables:
+            field = Field(name, {"type": "string", "minLength": 1}, True, "text")
+            completer = self._template_completer(template, name, dict(values))
+            values[name] = await ask_field(self.console, self._ask_paused, field, prefill="", complete=completer)
+        return parsed.expand(values)
 
     async def _tool(self, name: str) -> Tool:
         if name not in self._tools:
@@ -345,8 +410,9 @@ class Session:
                 "call": self.names["tools"],
                 "prompt": self.names["prompts"],
                 "read": self.names["resources"] + [t.split("{", 1)[0] for t in self.names["templates"]],
-                "loglevel": list(LOGGING_LEVELS),
+                "log": list(LOGGING_LEVELS),
                 "logs": list(LOGGING_LEVELS),
+                "roots": ["add", "remove"],
             }
             options = by_command.get(command, [])
         elif command == "call" and words[1] in self._tools:
@@ -356,12 +422,42 @@ class Session:
         elif command == "prompt" and words[1] in self._prompts:
             given = {word.partition("=")[0] for word in words[2:-1]}
             options = [f"{arg.name}=" for arg in self._prompts[words[1]].arguments or [] if arg.name not in given]
+        elif command == "roots" and words[1].lower() in ("remove", "rm") and len(words) == 3:
+            options = [str(root) for root in self.roots]
         else:
             options = []
         return [option for option in dict.fromkeys(options) if option.startswith(current)]
 
-    def _argument_completer(self, prompt: str, argument: str, context: dict[str, str]) -> Completer | None:
-        """Server-side completion of a prompt argument (``completion/complete``), if the server offers it."""
+    async def complete_line(self, text: str) -> list[str]:
+        """``completions`` plus what the server offers (``completion/complete``) for the
+        variable of a resource template being typed after ``read``: ``read demo://cities/Po``."""
+        options = self.completions(text)
+        words = text.split(" ")
+        if len(words) == 2 and ALIASES.get(words[0].lower(), words[0].lower()) == "read":
+            for option in await self._template_values(words[1]):
+                if option not in options:
+                    options.append(option)
+        return options
+
+    async def _template_values(self, typed: str) -> list[str]:
+        """Whole URIs for ``typed``: each template it is partway through, its variable completed by the server."""
+        found: list[str] = []
+        for template in self.names["templates"]:
+            partial = _partial_template(template, typed)
+            if partial is None:
+                continue
+            name, value, context, before, after = partial
+            complete = self._template_completer(template, name, context)
+            if complete is None:
+                return []
+            for item in await complete(value):
+                found.append(before + quote(item, safe="") + after)
+        return found
+
+    def _server_completer(self, ref: dict[str, str], argument: str, context: dict[str, str]) -> Completer | None:
+        """Server-side completion of one argument (``completion/complete``), if the server offers it.
+
+        ``context`` holds the arguments given so far: the server may narrow its answer with them."""
         client = self._client()
         if "completions" not in (client.server_capabilities or {}):
             return None
@@ -369,14 +465,20 @@ class Session:
         async def complete(value: str) -> list[str]:
             try:
                 async with asyncio.timeout(5.0):
-                    found = await client.complete(
-                        {"type": "ref/prompt", "name": prompt}, (argument, value), context or None
-                    )
+                    found = await client.complete(ref, (argument, value), context or None)
             except (MCPError, TimeoutError):
                 return []
             return [item for item in found.values if isinstance(item, str)]
 
         return complete
+
+    def _argument_completer(self, prompt: str, argument: str, context: dict[str, str]) -> Completer | None:
+        """Server-side completion of a prompt argument."""
+        return self._server_completer({"type": "ref/prompt", "name": prompt}, argument, context)
+
+    def _template_completer(self, template: str, variable: str, context: dict[str, str]) -> Completer | None:
+        """Server-side completion of a resource template's variable."""
+        return self._server_completer({"type": "ref/resource", "uri": template}, variable, context)
 
     # -- from the server -------------------------------------------------------------------------
 
@@ -386,6 +488,23 @@ class Session:
             return
         line = _log_line(params)
         self.out_of_band(lambda: self.console.print(line))
+
+    def _browser_step(self, request: UrlElicitation) -> None:
+        """The person agreed to a URL request: wait for the browser step with a spinner."""
+        label = "Waiting for the browser step (Ctrl-C cancels)"
+        if not self.console.is_terminal:
+            self.console.print(f"[dim]{label} ...[/]")
+            return
+        self._stop_progress()
+        self._start_progress(label, None)
+
+    def _on_flow_complete(self, elicitation_id: str) -> None:
+        def show() -> None:
+            if self._progress is not None and self._progress_task is not None:
+                self._progress.update(self._progress_task, description="The browser step is done; continuing")
+            self.console.print("[green]The browser step is done.[/]")
+
+        self.out_of_band(show)
 
     def _on_progress(self, label: str) -> Callable[[ProgressReceived], None]:
         def on_progress(event: ProgressReceived) -> None:
@@ -402,21 +521,24 @@ class Session:
             self.console.print(f"[dim]{escape(label)} {event.progress:g}{total}{escape(message)}[/]")
             return
         if self._progress is None:
-            self._progress = Progress(
-                SpinnerColumn(),
-                TextColumn("{task.description}"),
-                BarColumn(),
-                TaskProgressColumn(),
-                TimeElapsedColumn(),
-                console=self.console,
-                transient=True,
-            )
-            self._progress.start()
-            self._progress_task = self._progress.add_task(escape(label), total=event.total)
-        assert self._progress_task is not None
+            self._start_progress(label, event.total)
+        assert self._progress is not None and self._progress_task is not None
         self._progress.update(
             self._progress_task, completed=event.progress, total=event.total, description=escape(label + message)
         )
+
+    def _start_progress(self, label: str, total: float | None) -> None:
+        self._progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+        )
+        self._progress.start()
+        self._progress_task = self._progress.add_task(escape(label), total=total)
 
     def _stop_progress(self) -> None:
         if self._progress is not None:
@@ -432,6 +554,41 @@ class Session:
             return await ask_line(self.ask, question)
         finally:
             self._asking -= 1
+
+
+_SIMPLE_VARIABLE = re.compile(r"\{(\+?)([A-Za-z0-9_]+)\}")
+
+
+def _partial_template(template: str, typed: str) -> tuple[str, str, dict[str, str], str, str] | None:
+    """Where ``typed`` stands in ``template`` when it is partway through one of its variables:
+    ``(variable, its value so far, the variables before it, the text before the value,
+    the literal text after the variable)``; None when it is not (or the template is not simple)."""
+    parts = re.split(r"(\{[^}]*\})", template)
+    position = 0
+    context: dict[str, str] = {}
+    for index, part in enumerate(parts):
+        if not part:
+            continue
+        if not part.startswith("{"):
+            if not typed.startswith(part, position):
+                return None  # still typing the literal text (plain Tab completion covers it), or another URI
+            position += len(part)
+            continue
+        simple = _SIMPLE_VARIABLE.fullmatch(part)
+        if simple is None:
+            return None
+        reserved, name = simple.group(1) == "+", simple.group(2)
+        after = parts[index + 1] if index + 1 < len(parts) else ""
+        rest = typed[position:]
+        stop = rest.find(after) if after else -1
+        if stop > 0 and (reserved or "/" not in rest[:stop]):
+            context[name] = unquote(rest[:stop])
+            position += stop
+            continue
+        if not reserved and "/" in rest:
+            return None
+        return name, unquote(rest), context, typed[:position], after
+    return None
 
 
 def _log_line(params: dict[str, Any]) -> Text:

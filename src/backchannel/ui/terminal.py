@@ -5,15 +5,19 @@
 server. All the logic lives in :class:`~backchannel.ui.session.Session`; this
 module only reads lines, answers questions and watches the keyboard:
 
-* the command line completes command names, tool, prompt and resource names
-  and ``key=`` argument names on Tab, and keeps a history;
+* the command line completes command names, tool, prompt and resource names,
+  ``key=`` argument names and (through the server's ``completion/complete``) the
+  variables of resource templates on Tab, and keeps a history;
 * a question (a form field, a tool argument) prefills its default, completes
   its choices on Tab (and a prompt argument through the server's
   ``completion/complete``), and Esc or Ctrl-C cancels it;
 * while a request runs the terminal does not turn Ctrl-C into SIGINT (which
   would also kill a stdio server in our process group): we read the key
   ourselves and cancel the request, which cancels it on the wire;
-* log lines that arrive while a prompt is shown are printed above it.
+* log lines that arrive while a prompt is shown are printed above it, coloured by level;
+* a URL request shows who asks, the message, the full URL, its host and the
+  confirmation code, and opens the browser only on "yes" (``--no-browser`` prints
+  the link instead); a spinner then waits for the browser step, and Ctrl-C cancels.
 
 When stdin is not a terminal, lines are read plainly, so a session can be scripted.
 """
@@ -28,7 +32,8 @@ import os
 import re
 import signal
 import sys
-from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Sequence
+import webbrowser
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -146,6 +151,8 @@ class TerminalInput:
         self.prompt = "backchannel> "
         self.watcher = InterruptWatcher()
         self.completions = completions or (lambda text: [])
+        #: Completions that may ask the server (resource-template variables); ``completions`` when None.
+        self.complete_line: Callable[[str], Awaitable[list[str]]] | None = None
         self._lines: PromptSession[str] = PromptSession(
             history=InMemoryHistory(), completer=_LineCompleter(self), complete_while_typing=False
         )
@@ -202,11 +209,27 @@ class _LineCompleter(Completer):
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         text = document.text_before_cursor
+        return self._shown(text, self.terminal.completions(text))
+
+    async def get_completions_async(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> AsyncGenerator[Completion, None]:
+        text = document.text_before_cursor
+        if self.terminal.complete_line is None:
+            options = self.terminal.completions(text)
+        else:
+            options = await self.terminal.complete_line(text)
+        for completion in self._shown(text, options):
+            yield completion
+
+    @staticmethod
+    def _shown(text: str, options: list[str]) -> list[Completion]:
         word = text.split(" ")[-1]
-        for option in self.terminal.completions(text):
-            # A whole word is followed by a space, ready for the next; "key=" is followed by its value.
-            ending = "" if option.endswith(("=", "/")) else " "
-            yield Completion(option + ending, start_position=-len(word), display=option)
+        # A whole word is followed by a space, ready for the next; "key=" is followed by its value.
+        return [
+            Completion(option + ("" if option.endswith(("=", "/")) else " "), start_position=-len(word), display=option)
+            for option in options
+        ]
 
 
 class _QuestionCompleter(Completer):
@@ -246,6 +269,7 @@ class PlainInput:
         self.prompt = "backchannel> "
         self.watcher = InterruptWatcher(-1)
         self.completions: Callable[[str], list[str]] = lambda text: []
+        self.complete_line: Callable[[str], Awaitable[list[str]]] | None = None
 
     async def _line(self, prompt: str) -> str | None:
         sys.stdout.write(prompt)
@@ -306,11 +330,26 @@ def run_connect(
     save_dir: str | None = None,
     log_level: str | None = "info",
     console: Console | None = None,
+    browser: bool = True,
+    label: str | None = None,
 ) -> int:
-    """Run an interactive session with the server at ``target`` until ``quit``; the exit status."""
+    """Run an interactive session with the server at ``target`` until ``quit``; the exit status.
+
+    ``browser`` False prints the links of URL requests instead of opening them;
+    ``label`` names the server in the "Connecting" line (default: the command).
+    """
     console = console or Console()
     try:
-        work = _connect(target, roots=roots, era=era, save_dir=save_dir, log_level=log_level, console=console)
+        work = _connect(
+            target,
+            roots=roots,
+            era=era,
+            save_dir=save_dir,
+            log_level=log_level,
+            console=console,
+            browser=browser,
+            label=label,
+        )
         return asyncio.run(work)
     except KeyboardInterrupt:
         console.print("[yellow]Interrupted.[/]")
@@ -325,11 +364,15 @@ async def _connect(
     save_dir: str | None,
     log_level: str | None,
     console: Console,
+    browser: bool = True,
+    label: str | None = None,
 ) -> int:
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     terminal: TerminalInput | PlainInput = TerminalInput() if interactive else PlainInput()
-    session = Session(console, terminal.ask, save_dir=save_dir, roots=roots)
+    opener = webbrowser.open if browser else None
+    session = Session(console, terminal.ask, save_dir=save_dir, roots=roots, opener=opener)
     terminal.completions = session.completions
+    terminal.complete_line = session.complete_line
     session.interrupts = terminal.watcher.watch
     session.out_of_band = terminal.out_of_band
     try:
@@ -337,7 +380,8 @@ async def _connect(
     except ValueError as exc:
         console.print(f"[red]{escape(str(exc))}[/]")
         return 2
-    console.print(f"[dim]Connecting to {escape(' '.join(target))} ...[/]", soft_wrap=True, highlight=False)
+    shown = label or " ".join(target)
+    console.print(f"[dim]Connecting to {escape(shown)} ...[/]", soft_wrap=True, highlight=False)
     try:
         async with client:
             await session.start(client, log_level=log_level)

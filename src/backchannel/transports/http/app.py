@@ -315,13 +315,17 @@ class HttpApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                await self.sessions.end_all()
+                await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
     async def aclose(self) -> None:
-        """End every session (for tests and embedding apps' shutdown hooks)."""
+        """End every session (for tests and embedding apps' shutdown hooks), and stop the
+        URL-elicitation side listener if one was started."""
         await self.sessions.end_all()
+        flows = self.server.url_elicitations
+        if flows is not None:
+            await flows.stop_pages()
 
 
 async def _reject(send: Send, rejection: H.Rejection) -> None:

@@ -1,0 +1,272 @@
+"""``backchannel call``: one tool call with no person at the keyboard, for scripts and CI.
+
+    backchannel call "python examples/issue_tracker.py" create_issue \\
+        --args '{"summary": "Login page is blank"}' --answers answers.json --json
+
+The server is a command line in one argument (split like a shell would) or an
+``http(s)://`` URL. The result is printed (``--json``: the ``CallToolResult`` as the
+wire has it, on one line) and the exit status says how it went:
+
+* 0: the tool answered;
+* 1: the tool answered with ``isError: true``;
+* 2: no answer: a protocol error (unknown tool, invalid arguments...), the server
+  could not be reached, the call timed out, or the answers file does not fit a form.
+  With ``--json`` a protocol error is printed as ``{"error": {"code", "message", "data"?}}``.
+
+The answers file (JSON) answers the server's questions (``elicitation/create``):
+
+* an **object** keys answers by a piece of the question's message: the first key (in
+  file order) found in the message gives the answer, ``"*"`` answers any other
+  question; a keyed answer is used as often as it matches;
+* a **list** answers the questions in the order they come, each item once.
+
+Each answer is either the form's field values (that is *accept*; fields left out take
+the form's defaults), or ``{"action": "accept", "content": {...}}``,
+``{"action": "decline"}``, ``{"action": "cancel"}`` (or just the string
+``"decline"``...). A question that no answer fits is cancelled, with a note on stderr;
+content that does not fit the form is never sent: the question is cancelled and the
+exit status is 2. URL-mode requests are matched the same way and declined unless
+their answer is ``"accept"``: the link (and its confirmation code) is then printed on
+stderr for someone to open, and the call waits for it.
+
+    {"Where should": {"project_key": "WEB", "issue_type": "bug"}, "*": "decline"}
+    [{"name": "Ada"}, {"action": "decline"}]
+"""
+
+from __future__ import annotations
+
+__all__ = ["Answers", "AnswersError", "run_call"]
+
+import asyncio
+import json
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import msgspec
+from rich.console import Console
+
+from ..client.url_flow import UrlElicitation
+from ..forms import apply_defaults, validate_content
+from ..types.errors import MCPError, RequestError
+from .commands import CommandError, parse_arguments
+from .forms import confirmation_code
+from .render import Renderer
+
+_ACTIONS = ("accept", "decline", "cancel")
+
+
+class AnswersError(ValueError):
+    """The answers file cannot be read or is not in the documented shape."""
+
+
+class Answers:
+    """Answers to the server's questions, from a file (see the module docstring)."""
+
+    def __init__(self, data: Any = (), note: Callable[[str], None] | None = None) -> None:
+        if isinstance(data, list | tuple):
+            self._queue: list[Any] | None = list(data)
+            self._keyed: dict[str, Any] = {}
+        elif isinstance(data, dict):
+            self._queue = None
+            self._keyed = data
+        else:
+            raise AnswersError("the answers file must hold a JSON object (keyed by message) or a list (in order)")
+        self.note = note or (lambda text: print(text, file=sys.stderr))
+        #: Answers that did not fit their form: each made the question a cancel.
+        self.problems: list[str] = []
+
+    @classmethod
+    def load(cls, path: str | Path, note: Callable[[str], None] | None = None) -> Answers:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise AnswersError(f"cannot read the answers file: {exc}") from None
+        except ValueError as exc:
+            raise AnswersError(f"the answers file {path} is not valid JSON: {exc}") from None
+        return cls(data, note)
+
+    def _pick(self, message: str) -> tuple[bool, Any]:
+        if self._queue is not None:
+            return (True, self._queue.pop(0)) if self._queue else (False, None)
+        for key, value in self._keyed.items():
+            if key != "*" and key in message:
+                return True, value
+        return ("*" in self._keyed), self._keyed.get("*")
+
+    async def form(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The ``elicitation/create`` handler for form mode."""
+        message = str(params.get("message") or "")
+        found, answer = self._pick(message)
+        if not found:
+            self.note(f"no answer for the question {message!r}: cancelled")
+            return {"action": "cancel"}
+        try:
+            action, content = _read(answer)
+        except AnswersError as exc:
+            self.problems.append(f"{message!r}: {exc}")
+            return {"action": "cancel"}
+        if action != "accept":
+            return {"action": action}
+        schema = params.get("requestedSchema") or {"type": "object", "properties": {}}
+        content = apply_defaults(schema, content)
+        problems = validate_content(schema, content)
+        if problems:
+            self.problems.append(f"the answer to {message!r} does not fit the form: " + "; ".join(problems))
+            return {"action": "cancel"}
+        return {"action": "accept", "content": content}
+
+    async def url(self, request: UrlElicitation) -> str:
+        """The URL-mode handler: accept only when the file says so; the link goes to stderr."""
+        found, answer = self._pick(request.message)
+        action = answer if isinstance(answer, str) else answer.get("action") if isinstance(answer, dict) else None
+        if not found or action != "accept":
+            return "cancel" if action == "cancel" else "decline"
+        code = confirmation_code(request.message)
+        self.note(f"{request.server_name} asks to open {request.url} (site {request.host})")
+        if code:
+            self.note(f"the page asks for the confirmation code {code}")
+        return "accept"
+
+
+def _read(answer: Any) -> tuple[str, dict[str, Any]]:
+    if isinstance(answer, str):
+        if answer not in _ACTIONS:
+            raise AnswersError(f"unknown action {answer!r} (use accept, decline or cancel)")
+        return answer, {}
+    if not isinstance(answer, dict):
+        raise AnswersError(f"an answer is an object of field values or an action, not {answer!r}")
+    if answer.get("action") in _ACTIONS and set(answer) <= {"action", "content"}:
+        content = answer.get("content") or {}
+        if not isinstance(content, dict):
+            raise AnswersError("content must be an object of field values")
+        return answer["action"], content
+    return "accept", answer
+
+
+def split_target(target: str) -> list[str]:
+    """The server: one ``http(s)://`` URL, or a command line split like a shell would."""
+    if target.lower().startswith(("http://", "https://")):
+        return [target]
+    return shlex.split(target)
+
+
+def run_call(
+    target: Sequence[str],
+    tool: str,
+    *,
+    arguments: str | None = None,
+    answers: str | None = None,
+    as_json: bool = False,
+    era: str = "auto",
+    roots: Sequence[str] = (),
+    timeout: float | None = 300.0,
+    log_level: str | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Call ``tool`` on the server at ``target`` once; the exit status (0, 1 or 2, see above)."""
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+
+    def note(text: str) -> None:
+        print(f"backchannel call: {text}", file=err, flush=True)
+
+    try:
+        return asyncio.run(
+            _call(target, tool, arguments, answers, as_json, era, roots, timeout, log_level, out, note)
+        )
+    except KeyboardInterrupt:
+        note("interrupted")
+        return 130
+
+
+async def _call(
+    target: Sequence[str],
+    tool: str,
+    arguments: str | None,
+    answers_path: str | None,
+    as_json: bool,
+    era: str,
+    roots: Sequence[str],
+    timeout: float | None,
+    log_level: str | None,
+    out: TextIO,
+    note: Callable[[str], None],
+) -> int:
+    from .terminal import make_client
+
+    try:
+        answers = Answers.load(answers_path, note) if answers_path else Answers((), note)
+    except AnswersError as exc:
+        note(str(exc))
+        return 2
+
+    def on_log(params: dict[str, Any]) -> None:
+        data = params.get("data")
+        shown = data if isinstance(data, str) else json.dumps(data)
+        logger = f" {params['logger']}:" if params.get("logger") else ""
+        note(f"[{params.get('level')}]{logger} {shown}")
+
+    options: dict[str, Any] = {
+        "elicitation": answers.form,
+        "url_elicitation": answers.url,
+        "roots": list(roots),
+        "request_timeout": None,
+        "era": era,
+        "on_log": on_log if log_level else None,
+    }
+    try:
+        client = make_client(target, options)
+    except ValueError as exc:
+        note(str(exc))
+        return 2
+
+    def failed(code: int, message: str, data: Any = None) -> int:
+        if as_json:
+            error: dict[str, Any] = {"code": code, "message": message}
+            if data is not None:
+                error["data"] = data
+            print(json.dumps({"error": error}), file=out, flush=True)
+        else:
+            note(f"error {code}: {message}")
+        return 2
+
+    try:
+        async with client, asyncio.timeout(timeout):
+            if log_level and "logging" in (client.server_capabilities or {}):
+                await client.set_logging_level(log_level)  # type: ignore[arg-type]
+            given = await _arguments(client, tool, arguments)
+            result = await client.call_tool(tool, given)
+    except TimeoutError:
+        note(f"no answer within {timeout:g} seconds")
+        return 2
+    except CommandError as exc:
+        note(str(exc))
+        return 2
+    except RequestError as exc:
+        return failed(exc.code, exc.message, exc.data)
+    except (MCPError, OSError) as exc:
+        note(f"could not talk to the server: {type(exc).__name__}: {exc}")
+        return 2
+    for problem in answers.problems:
+        note(problem)
+    if as_json:
+        print(json.dumps(msgspec.to_builtins(result), ensure_ascii=False), file=out, flush=True)
+    else:
+        Renderer(Console(file=out, soft_wrap=True)).tool_result(tool, result)
+    if answers.problems:
+        return 2
+    return 1 if result.is_error else 0
+
+
+async def _arguments(client: Any, tool: str, text: str | None) -> dict[str, Any] | None:
+    """``--args``: a JSON object, or ``key=value`` words read as the tool's schema says."""
+    if text is None or not text.strip():
+        return None
+    if text.lstrip().startswith("{"):
+        return parse_arguments(text)
+    schema = next((item.input_schema for item in await client.list_tools() if item.name == tool), None)
+    return parse_arguments(text, schema)
