@@ -233,8 +233,8 @@ def test_subscriptions_listen_acknowledges_then_streams_list_changed() -> None:
                     "method": "notifications/tools/list_changed",
                     "params": {"_meta": {M.SUBSCRIPTION_ID: "L1"}},
                 }
-                assert server_app._listeners
+                assert len(server_app.subscriptions)
             # Closing the stream ends the subscription.
-            await wait_until(lambda: not server_app._listeners)
+            await wait_until(lambda: not len(server_app.subscriptions))
 
     run(body)

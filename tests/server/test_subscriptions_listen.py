@@ -81,7 +81,7 @@ def test_cancelling_the_listen_request_ends_it_without_an_answer() -> None:
         # The cancellation was dispatched before this request was read, so it has landed by the reply.
         client.write([{"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"_meta": ENVELOPE}}])
         reply = await _next_message(client)
-        listeners_after = len(server._listeners)
+        listeners_after = len(server.subscriptions)
         server.add_tool(lambda: "y", name="after_cancel")
         client.write([{"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {"_meta": ENVELOPE}}])
         after = await _next_message(client)

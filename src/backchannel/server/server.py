@@ -24,7 +24,6 @@ from ..protocol.session import Session, SessionConfig
 from ..runtime.connection import Connection
 from ..runtime.ratelimit import TokenBucket
 from ..transports.base import Transport
-from ..types import meta as M
 from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ..types.methods import methods_for
 from ..types.versions import VERSIONS, newer_first
@@ -37,6 +36,7 @@ from .prompts import RegisteredPrompt
 from .redaction import Redactor
 from .resources import RegisteredResource, RegisteredTemplate, build_resource, to_contents
 from .roots import RootsCache
+from .subscriptions import Subscriptions
 from .tools import RegisteredTool
 
 if TYPE_CHECKING:
@@ -137,7 +137,8 @@ class Server:
         self._resources: dict[str, RegisteredResource] = {}
         self._templates: list[RegisteredTemplate] = []
         self._connections: weakref.WeakKeyDictionary[Connection, _PerConnection] = weakref.WeakKeyDictionary()
-        self._listeners: set[_Listener] = set()
+        #: Open ``subscriptions/listen`` streams (stateless era).
+        self.subscriptions = Subscriptions()
         self._allowed = {v: frozenset(spec.method for spec in methods_for(v, "client", "request")) for v in versions}
         self._routes: dict[str, Route] = {
             "initialize": self._initialize,
@@ -374,10 +375,7 @@ class Server:
         for connection in list(self._connections):
             if connection.handshake_completed is not None and not connection.closed.is_set():
                 connection.notify(method)
-        key = _LIST_CHANGED_FILTERS[method]
-        for listener in list(self._listeners):
-            if listener.filters.get(key) is True:
-                listener.send(method, {})
+        self.subscriptions.list_changed(method)
 
     def notify_resource_updated(self, uri: str) -> None:
         """Tell every client subscribed to ``uri`` that it changed: handshake-era sessions
@@ -385,9 +383,7 @@ class Server:
         for connection, state in list(self._connections.items()):
             if uri in state.subscriptions and not connection.closed.is_set():
                 connection.notify("notifications/resources/updated", {"uri": uri})
-        for listener in list(self._listeners):
-            if uri in listener.filters.get("resourceSubscriptions", ()):
-                listener.send("notifications/resources/updated", {"uri": uri})
+        self.subscriptions.resource_updated(uri)
 
     def send_log(
         self, connection: Connection, request: RequestReceived, level: str, data: Any, logger: str | None
@@ -647,58 +643,7 @@ class Server:
         return {}
 
     async def _listen(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-        """``subscriptions/listen``: acknowledge the filters we honour, then stream until cancelled."""
-        requested = request.params.get("notifications", {})
-        if not isinstance(requested, dict):
-            raise InvalidParams("subscriptions/listen: params.notifications must be an object")
-        offered = self.capabilities()
-        honoured: dict[str, Any] = {}
-        for key, feature in (
-            ("toolsListChanged", "tools"),
-            ("promptsListChanged", "prompts"),
-            ("resourcesListChanged", "resources"),
-        ):
-            if requested.get(key) is True and feature in offered:
-                honoured[key] = True
-        uris = requested.get("resourceSubscriptions")
-        if uris is not None:
-            if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris):
-                raise InvalidParams("subscriptions/listen: resourceSubscriptions must be a list of URIs")
-            if "resources" in offered:
-                honoured["resourceSubscriptions"] = uris
-        listener = _Listener(connection, request.id, honoured)
-        connection.notify(
-            "notifications/subscriptions/acknowledged",
-            {"_meta": {M.SUBSCRIPTION_ID: request.id}, "notifications": honoured},
-            related=request.id,
-        )
-        self._listeners.add(listener)
-        try:
-            await asyncio.Event().wait()  # until the client cancels or goes away
-        finally:
-            self._listeners.discard(listener)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-
-@dataclass(slots=True, eq=False)
-class _Listener:
-    """One open ``subscriptions/listen`` stream and the filters it was granted."""
-
-    connection: Connection
-    request_id: int | str
-    filters: dict[str, Any]
-
-    def send(self, method: str, params: dict[str, Any]) -> None:
-        if not self.connection.closed.is_set():
-            stamped = {**params, "_meta": {M.SUBSCRIPTION_ID: self.request_id}}
-            self.connection.notify(method, stamped, related=self.request_id)
-
-
-_LIST_CHANGED_FILTERS = {
-    "notifications/tools/list_changed": "toolsListChanged",
-    "notifications/prompts/list_changed": "promptsListChanged",
-    "notifications/resources/list_changed": "resourcesListChanged",
-}
+        return await self.subscriptions.listen(request, connection, self.capabilities())
 
 
 def _http_base(host: str, port: int) -> str:

@@ -175,9 +175,7 @@ def run_call(
         print(f"backchannel call: {text}", file=err, flush=True)
 
     try:
-        return asyncio.run(
-            _call(target, tool, arguments, answers, as_json, era, roots, timeout, log_level, out, note)
-        )
+        return asyncio.run(_call(target, tool, arguments, answers, as_json, era, roots, timeout, log_level, out, note))
     except KeyboardInterrupt:
         note("interrupted")
         return 130
