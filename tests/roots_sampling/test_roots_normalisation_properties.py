@@ -369,8 +369,6 @@ def test_contains_is_false_for_a_sibling_sharing_a_prefix(
 def test_root_of_is_the_innermost_root(tmp_path: Path, outer: list[str], inner: list[str], below: list[str]) -> None:
     outer_root = tmp_path.joinpath(*outer)
     inner_root = outer_root.joinpath(*inner)
-    roots = Roots(
-        [RootItem.from_uri(file_uri(inner_root)), RootItem.from_uri(file_uri(outer_root))], from_client=True
-    )
+    roots = Roots([RootItem.from_uri(file_uri(inner_root)), RootItem.from_uri(file_uri(outer_root))], from_client=True)
     assert roots.root_of(inner_root.joinpath(*below)) == roots[0]
     assert roots.root_of(outer_root / (inner[0] + "-other")) == roots[1]

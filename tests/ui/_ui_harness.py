@@ -99,3 +99,21 @@ async def driven(
     finally:
         await server_side.close()
         await serving
+
+
+def sign_in_through_the_page(url: str, code: str, login: str = "octocat") -> str:
+    """What the person does in their browser for a URL request of the demo's deploy story:
+    open the page, type the confirmation code, sign in to the "GitHub" stand-in and allow.
+    One cookie jar throughout, as a browser has; the title of the last page."""
+    import re
+
+    import httpx
+
+    with httpx.Client(follow_redirects=True, timeout=10) as browser:
+        page = browser.get(url)
+        assert page.status_code == 200 and "Confirm it is you" in page.text, page.text
+        signed = browser.post(url, data={"code": code})  # -> 303 to the provider's sign-in page
+        assert signed.status_code == 200 and "Sign in to GitHub" in signed.text, signed.text
+        done = browser.post(str(signed.url), data={"login": login, "password": f"{login}-pass", "decision": "allow"})
+        title = re.search(r"<h1[^>]*>(.*?)</h1>", done.text)
+        return title.group(1) if title else done.text

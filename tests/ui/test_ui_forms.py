@@ -10,6 +10,7 @@ from _ui_harness import captured_console, run, text
 from backchannel import InvalidParams
 from backchannel.client.url_flow import UrlElicitation
 from backchannel.ui import Cancelled, FormRenderer, LinkConsent, Question, scripted
+from backchannel.ui.forms import confirmation_code
 
 SIGNUP: dict[str, Any] = {
     "type": "object",
@@ -248,3 +249,21 @@ def test_link_consent_accepts_raw_params_too() -> None:
     console = captured_console()
     answer = run(LinkConsent(console, scripted(["n"]))({"mode": "url", "url": "https://a.example", "message": "m"}))
     assert answer == {"action": "decline"}
+
+
+def test_the_confirmation_code_is_shown_on_its_own_line() -> None:
+    console = captured_console()
+    message = (
+        "Authorize the deployment.\n\nConfirmation code: 1234-5678. The page will ask for it; "
+        "never type a code that someone else gave you."
+    )
+    request = UrlElicitation("http://127.0.0.1:8000/elicit/abc", message, "demo")
+    assert run(LinkConsent(console, scripted(["y"]), None)(request)) == {"action": "accept"}
+    shown = text(console)
+    assert "Code: 1234-5678  (the page asks for it" in shown
+    assert "The page will ask for it" not in shown  # the runtime's wording is replaced, not repeated
+    assert "Authorize the deployment." in shown
+    assert "Open this link in your browser: http://127.0.0.1:8000/elicit/abc" in shown
+    assert "The page asks for the confirmation code 1234-5678." in shown
+    assert confirmation_code("Your confirmation code: AB-12.") == "AB-12"
+    assert confirmation_code("no code here") is None

@@ -188,7 +188,9 @@ def test_roots_are_offered_to_the_server(tmp_path: Path) -> None:
 def test_mistakes_are_explained_and_the_session_goes_on() -> None:
     async def main() -> None:
         async with driven(demo_server(), "legacy") as ui:
-            assert "no tool named 'nope' (tools: add, weather, slow_count, deploy_to_production)" in await ui.do("call nope")
+            assert "no tool named 'nope' (tools: add, weather, slow_count, deploy_to_production)" in await ui.do(
+                "call nope"
+            )
             assert "no prompt named 'nope'" in await ui.do("prompt nope")
             assert "a: 'x' is not a whole number" in await ui.do("call add a=x")
             assert "Resource not found: demo://nothing" in await ui.do("read demo://nothing")
@@ -257,3 +259,143 @@ def test_progress_waits_while_a_question_is_on_screen() -> None:
     session._asking = 0
     session._on_progress("job")(event)
     assert text(session.console) == "job 1/2\n"
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_roots_are_added_and_removed_at_run_time(era: str, tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+
+    async def main() -> None:
+        async with driven(ui_server(), era, roots=[str(first)]) as ui:
+            assert first.as_uri() in await ui.do("call roots")  # (the handshake era caches them now)
+            out = await ui.do(f"roots add {second}")
+            told = "the server was told they changed" if era == "legacy" else "the server sees them"
+            assert "Roots changed: now 2 roots" in out and told in out and second.as_uri() in out
+            out = await ui.do("call roots")
+            assert first.as_uri() in out and second.as_uri() in out
+            out = await ui.do(f"roots remove {first}")
+            assert "now 1 root;" in out
+            out = await ui.do("call roots")
+            assert second.as_uri() in out and first.as_uri() not in out
+            assert "The roots did not change." in await ui.do(f"roots add {second}")
+            assert "no such file or directory" in await ui.do(f"roots add {tmp_path / 'nope'}")
+            assert "is not one of the roots" in await ui.do(f"roots remove {first}")
+            assert "usage: roots remove PATH" in await ui.do("roots remove")
+            assert "usage: roots [add PATH" in await ui.do("roots shuffle")
+
+    run(main())
+
+
+def test_a_session_without_roots_can_add_one(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with driven(ui_server(), "legacy") as ui:
+            assert "No roots are offered" in await ui.do("roots")
+            assert "[]" in await ui.do("call roots")  # declared, with none yet
+            await ui.do(f"roots add {tmp_path}")
+            assert tmp_path.as_uri() in await ui.do("call roots")
+
+    run(main())
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_template_variables_complete_through_the_server_with_context(era: str) -> None:
+    async def main() -> None:
+        async with driven(ui_server(), era) as ui:
+            complete = ui.session.complete_line
+            assert await complete("read fil") == ["files://"]  # the template's literal start
+            assert await complete("read files://") == [
+                "files://",
+                "files://backchannel/",
+                "files://backstage/",
+                "files://other/",
+            ]
+            assert await complete("read files://back") == ["files://backchannel/", "files://backstage/"]
+            # The name's completer sees the project typed before it (context.arguments).
+            assert await complete("read files://backchannel/") == [
+                "files://backchannel/README.md",
+                "files://backchannel/pyproject.toml",
+            ]
+            assert await complete("read files://other/n") == ["files://other/notes.txt"]
+            assert await complete("read files://nosuch/") == []
+            assert await complete("read demo://x") == []
+            assert await complete("call ") == ["signup", "confirm", "picture", "chatty", "slow", "roots", "link"]
+            # read with a template asks its variables, with the same completion.
+            out = await ui.do("read files://{project}/{name}", "backstage", "app.yaml")
+            assert "Reading files://backstage/app.yaml" in out and "the file app.yaml of backstage" in out
+            project, name = ui.asked[-2:]
+            assert project.complete is not None and name.complete is not None
+            assert await project.complete("oth") == ["other"]
+            assert await name.complete("") == ["app.yaml"]  # the project answered before is the context
+
+    run(main())
+
+
+def test_where_a_typed_uri_stands_in_a_template() -> None:
+    from backchannel.ui.session import _partial_template
+
+    assert _partial_template("files://{project}/{name}", "files://ba") == ("project", "ba", {}, "files://", "/")
+    assert _partial_template("files://{project}/{name}", "files://a%20b/c") == (
+        "name",
+        "c",
+        {"project": "a b"},
+        "files://a%20b/",
+        "",
+    )
+    assert _partial_template("files://{project}/{name}", "files:/") is None  # still in the literal
+    assert _partial_template("files://{project}/{name}", "other://x") is None
+    assert _partial_template("files://{project}/{name}", "files://a/b/c") is None  # {name} is one segment
+    assert _partial_template("docs://{+path}", "docs://a/b") == ("path", "a/b", {}, "docs://", "")
+    assert _partial_template("q://x{?page}", "q://x?page=1") is None  # not a simple template
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_url_request_is_consented_then_waited_for(era: str) -> None:
+    opened: list[str] = []
+
+    async def main() -> None:
+        async with driven(ui_server(), era, opener=lambda url: opened.append(url) or True) as ui:
+            out = await ui.do("call link after=0.5", "y")
+            assert "uitest asks you to open a link." in out and "Site: auth.example.com" in out
+            assert "Opened in your browser; finish there." in out
+            assert "Waiting for the browser step (Ctrl-C cancels) ..." in out
+            assert ("The browser step is done." in out) == (era == "legacy")  # only that era notifies
+            assert "link accept" in out
+            assert opened and opened[0].startswith("https://auth.example.com/connect/")
+            out = await ui.do("call link after=5", "n")
+            assert "Declined: the link was not opened." in out and "link decline" in out and len(opened) == 1
+
+    run(main())
+
+
+def test_with_no_browser_the_link_is_printed() -> None:
+    async def main() -> None:
+        async with driven(ui_server(), "legacy", opener=None) as ui:
+            out = await ui.do("call link after=0.2", "yes")
+            assert "Open this link in your browser: https://auth.example.com/connect/" in out
+            assert "link accept" in out
+
+    run(main())
+
+
+def test_the_browser_wait_is_a_spinner_on_a_terminal() -> None:
+    async def main() -> None:
+        async with driven(ui_server(), "legacy", opener=None) as ui:
+            ui.session.console = console = captured_console()
+            console._force_terminal = True
+            ui.session.renderer.console = ui.session.forms.console = ui.session.link_consent.console = console
+            spinners: list[Any] = []
+            start = ui.session._start_progress
+
+            def watch(label: str, total: float | None) -> None:
+                start(label, total)
+                spinners.append((label, total, ui.session._progress))
+
+            ui.session._start_progress = watch  # type: ignore[method-assign]
+            await ui.do("call link after=0.5", "y")
+            assert spinners[0][:2] == ("Waiting for the browser step (Ctrl-C cancels)", None)
+            assert ui.session._progress is None  # put away when the call ended
+            assert "The browser step is done." in text(console) and "link accept" in text(console)
+
+    run(main())

@@ -44,6 +44,9 @@ Who = Literal["local", "remote"]
 
 
 class SessionState(Enum):
+    # Members are singletons: identity hashing keeps the table lookups on the hot path cheap.
+    __hash__ = object.__hash__
+
     NEW = "new"
     INITIALIZING = "initializing"
     READY = "ready"
@@ -52,6 +55,9 @@ class SessionState(Enum):
 
 
 class SessionInput(Enum):
+    # Members are singletons: identity hashing keeps the table lookups on the hot path cheap.
+    __hash__ = object.__hash__
+
     # Each input says who acted: "SEND_*"/"START_*" are ours, "RECV_*" the peer's.
     SEND_INITIALIZE = "send initialize"  # client
     RECV_INITIALIZE = "receive initialize"  # server
@@ -111,12 +117,18 @@ SESSION_TRANSITIONS: dict[tuple[SessionState, SessionInput], SessionState] = {
 
 
 class InboundState(Enum):
+    # Members are singletons: identity hashing keeps the table lookups on the hot path cheap.
+    __hash__ = object.__hash__
+
     ACTIVE = "active"
     CANCELLED = "cancelled"
     ANSWERED = "answered"
 
 
 class InboundInput(Enum):
+    # Members are singletons: identity hashing keeps the table lookups on the hot path cheap.
+    __hash__ = object.__hash__
+
     SEND_RESPONSE = "send response"
     SEND_PROGRESS = "send progress"
     RECV_CANCEL = "receive cancellation"
@@ -135,12 +147,18 @@ INBOUND_TRANSITIONS: dict[tuple[InboundState, InboundInput], InboundState] = {
 
 
 class OutboundState(Enum):
+    # Members are singletons: identity hashing keeps the table lookups on the hot path cheap.
+    __hash__ = object.__hash__
+
     SENT = "sent"
     ANSWERED = "answered"
     ABANDONED = "abandoned"
 
 
 class OutboundInput(Enum):
+    # Members are singletons: identity hashing keeps the table lookups on the hot path cheap.
+    __hash__ = object.__hash__
+
     RECV_RESPONSE = "receive response"
     SEND_CANCEL = "cancel"
 

@@ -53,6 +53,9 @@ class Handler(Protocol):
 
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]: ...
 
+    # Optionally, ``answer_now(request, connection) -> dict | None``: the answer when it can
+    # be given without waiting, else None (then ``handle_request`` runs in a task).
+
     def handle_notification(self, notification: NotificationReceived, connection: Connection) -> Awaitable[None] | None:
         """Called inline by the read loop: return quickly, or return an awaitable to run as a task."""
 
@@ -68,6 +71,9 @@ class Connection:
         self.session = session
         self.transport = transport
         self.handler = handler
+        self._answer_now: Callable[[RequestReceived, Connection], dict[str, Any] | None] | None = getattr(
+            handler, "answer_now", None
+        )
         self.handshake_completed: HandshakeCompleted | None = None
         self.closed = asyncio.Event()
         self._tasks: dict[RequestId, asyncio.Task[None]] = {}
@@ -116,6 +122,18 @@ class Connection:
         kind = type(event)
         if kind is RequestReceived:
             assert isinstance(event, RequestReceived)
+            if self._answer_now is not None:
+                # A handler that can answer without waiting (a plain synchronous tool) is
+                # answered here, sparing a task per request; the outcome takes the same path.
+                # (``run`` writes after each batch, so these answers leave in the same turn.)
+                try:
+                    result = self._answer_now(event, self)
+                except Exception as exc:
+                    self._settle(event, None, exc)
+                    return
+                if result is not None:
+                    self._settle(event, result, None)
+                    return
             serving = asyncio.get_running_loop().create_task(self._serve(event))
             self._tasks[event.id] = serving
             serving.add_done_callback(functools.partial(self._served, event.id))
@@ -149,28 +167,33 @@ class Connection:
             pass
 
     async def _serve(self, request: RequestReceived) -> None:
-        """The one exception-to-wire boundary."""
         try:
             result = await self.handler.handle_request(request, self)
         except asyncio.CancelledError:
             # Cancelled by the peer, or we are shutting down: either way no answer is sent.
             self.session.forget(request.id)
             return
-        except MCPError as exc:
-            self._answer(request, None, exc)
-        except ToolError as exc:
-            if request.method == "tools/call":
-                self._answer(request, {"content": [{"type": "text", "text": str(exc)}], "isError": True}, None)
-            else:
-                self._answer(request, None, InternalError(str(exc)))
-        except Exception:
-            logger.exception("handler for %s (request %r) failed", request.method, request.id)
-            self._answer(request, None, InternalError(f"Internal error while handling {request.method}"))
+        except Exception as exc:
+            self._settle(request, None, exc)
         else:
-            self._answer(request, result, None)
+            self._settle(request, result, None)
         finally:
             self._tasks.pop(request.id, None)
         self._schedule_flush()
+
+    def _settle(self, request: RequestReceived, result: dict[str, Any] | None, failure: Exception | None) -> None:
+        """The one place where a handler's outcome becomes the answer on the wire."""
+        if failure is None:
+            self._answer(request, result, None)
+        elif isinstance(failure, MCPError):
+            self._answer(request, None, failure)
+        elif isinstance(failure, ToolError) and request.method == "tools/call":
+            self._answer(request, {"content": [{"type": "text", "text": str(failure)}], "isError": True}, None)
+        elif isinstance(failure, ToolError):
+            self._answer(request, None, InternalError(str(failure)))
+        else:
+            logger.error("handler for %s (request %r) failed", request.method, request.id, exc_info=failure)
+            self._answer(request, None, InternalError(f"Internal error while handling {request.method}"))
 
     def _answer(self, request: RequestReceived, result: dict[str, Any] | None, error: MCPError | None) -> None:
         try:

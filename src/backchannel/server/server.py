@@ -425,6 +425,27 @@ class Server:
 
     # ----------------------------------------------------------- serving
 
+    def answer_now(self, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
+        """The answer to a call of a plain synchronous tool (no context, no awaiting), given
+        without a task; None for everything else, which ``handle_request`` serves."""
+        if request.method != "tools/call":
+            return None
+        tool = self._tools.get(request.params.get("name"))  # type: ignore[arg-type]
+        allowed = self._allowed.get(request.version or "")
+        if tool is None or tool.is_async or tool.parameters.context_parameter is not None:
+            return None
+        if allowed is not None and "tools/call" not in allowed:
+            return None
+        token = CURRENT_CONTEXT.set(Context(self, connection, request))
+        try:
+            kwargs = tool.parameters.validate(request.params.get("arguments"))
+            result = tool.to_result(tool.fn(**kwargs))
+        finally:
+            CURRENT_CONTEXT.reset(token)
+        if inspect.isawaitable(result):  # a sync-looking callable that returned a coroutine
+            raise TypeError(f"tool {tool.name!r} returned an awaitable from a plain function")
+        return result
+
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         CURRENT_CONTEXT.set(Context(self, connection, request))
         method = request.method

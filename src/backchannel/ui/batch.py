@@ -5,7 +5,7 @@
 
 The server is a command line in one argument (split like a shell would) or an
 ``http(s)://`` URL. The result is printed (``--json``: the ``CallToolResult`` as the
-wire has it, on one line) and the exit status says how it went:
+wire has it, on one line, ``isError`` always present) and the exit status says how it went:
 
 * 0: the tool answered;
 * 1: the tool answered with ``isError: true``;
@@ -252,7 +252,9 @@ async def _call(
     for problem in answers.problems:
         note(problem)
     if as_json:
-        print(json.dumps(msgspec.to_builtins(result), ensure_ascii=False), file=out, flush=True)
+        data = msgspec.to_builtins(result)
+        data["isError"] = bool(result.is_error)  # always there, for scripts to read
+        print(json.dumps(data, ensure_ascii=False), file=out, flush=True)
     else:
         Renderer(Console(file=out, soft_wrap=True)).tool_result(tool, result)
     if answers.problems:
