@@ -337,7 +337,7 @@ async def _forward(
     send: Send, receive: Receive, opening: bytes, sink: asyncio.Queue[tuple[int, bytes] | None], after: int
 ) -> None:
     """Copy events from ``sink`` to the response until the stream ends or the client leaves."""
-    async with watching(receive) as gone:
+    async with watching(receive, sink) as gone:
         try:
             if opening:
                 await send({"type": "http.response.body", "body": opening, "more_body": True})
@@ -357,7 +357,7 @@ async def _forward(
 
 async def _pump_plain(send: Send, receive: Receive, feed: MessageFeed) -> None:
     """The GET stream: messages that belong to no request, until the client leaves."""
-    async with watching(receive) as gone:
+    async with watching(receive, feed.queue) as gone:
         while True:
             message = await next_or_gone(feed.queue, gone)
             if message is GONE:

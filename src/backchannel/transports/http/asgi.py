@@ -71,14 +71,20 @@ async def send_bytes(send: Send, status: int, body: bytes, headers: Mapping[str,
 
 
 @contextlib.asynccontextmanager
-async def watching(receive: Receive) -> AsyncIterator[asyncio.Event]:
-    """An event set when the client disconnects, for as long as the block runs."""
+async def watching(receive: Receive, *queues: asyncio.Queue[Any]) -> AsyncIterator[asyncio.Event]:
+    """An event set when the client disconnects, for as long as the block runs.
+
+    Each of ``queues`` also receives ``GONE`` then, so a reader blocked on it wakes
+    up without racing two futures for every item it reads.
+    """
     gone = asyncio.Event()
 
     async def watch() -> None:
         while (await receive())["type"] != "http.disconnect":
             pass
         gone.set()
+        for queue in queues:
+            queue.put_nowait(GONE)
 
     watcher = asyncio.get_running_loop().create_task(watch())
     try:
@@ -92,12 +98,16 @@ async def watching(receive: Receive) -> AsyncIterator[asyncio.Event]:
 async def next_or_gone(
     queue: asyncio.Queue[T], gone: asyncio.Event, timeout: float | None = None
 ) -> T | Literal[_Gone.GONE]:
-    """The next item of ``queue``, or ``GONE`` if the client left or ``timeout`` passed first."""
-    getter = asyncio.ensure_future(queue.get())
-    waiter = asyncio.ensure_future(gone.wait())
-    done, _ = await asyncio.wait({getter, waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    waiter.cancel()
-    if getter in done:
-        return getter.result()
-    getter.cancel()
-    return GONE
+    """The next item of ``queue`` (watched with ``watching``), or ``GONE`` if the client
+    left or ``timeout`` passed first."""
+    if gone.is_set():
+        return GONE
+    try:
+        if timeout is None:
+            item = await queue.get()
+        else:
+            async with asyncio.timeout(timeout):
+                item = await queue.get()
+    except TimeoutError:
+        return GONE
+    return GONE if item is GONE else item

@@ -69,7 +69,7 @@ async def serve_modern(
     runner = asyncio.get_running_loop().create_task(connection.run())
     request_id: RequestId = message["id"]
     try:
-        async with watching(receive) as gone:
+        async with watching(receive, transport.feed.queue) as gone:
             first = await next_or_gone(transport.feed.queue, gone, sse_after)
             if gone.is_set():
                 connection.abort(request_id, "the client closed the response")
