@@ -15,7 +15,9 @@ from deploy_demo import add_deploy  # examples/deploy_demo.py, beside this file
 
 from backchannel import Context, Server, ToolError
 
-server = Server("demo", "0.1.0", instructions="A demo server: arithmetic, a weather report and a slow job.")
+server = Server(
+    "demo", "0.1.0", instructions="A demo server: arithmetic, a weather report, a slow job and deploy_to_production."
+)
 
 
 @server.tool()

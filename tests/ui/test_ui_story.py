@@ -7,12 +7,14 @@ httpx, types the confirmation code shown in the terminal and signs in to the pro
 
 from __future__ import annotations
 
+import asyncio
 import re
 import sys
 import time
 from pathlib import Path
 
-from _ui_harness import ROOT, sign_in_through_the_page
+import pytest
+from _ui_harness import ROOT, demo_server, driven, run, sign_in_through_the_page
 from test_ui_terminal import Term, finish, start, terms  # noqa: F401 - terms is a fixture
 
 README = ROOT / "README.md"
@@ -107,6 +109,45 @@ def test_the_deploy_story(terms: list[Term], tmp_path: Path) -> None:  # noqa: F
     finish(child)
     (tmp_path / "screen.txt").write_text(child.screen)
     check_readme_transcript(child.screen)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_the_deploy_story_in_process(era: str, tmp_path: Path) -> None:
+    shop = workspace(tmp_path)
+
+    async def main() -> None:
+        opened: asyncio.Queue[str] = asyncio.Queue()
+
+        def browser(url: str) -> bool:
+            opened.put_nowait(url)
+            return True
+
+        async with driven(demo_server(), era, roots=[str(shop)], log_level="info", opener=browser) as ui:
+            call = asyncio.create_task(ui.do("call deploy_to_production", "x", "<default>", "a", "y"))
+            url = await opened.get()
+            code = re.search(r"confirmation code (\d{4}-\d{4})", ui.output)
+            assert code is not None
+            assert await asyncio.to_thread(sign_in_through_the_page, url, code.group(1), "hubot") == "Done"
+            out = await call
+            assert "Deploy shop: which branch" in out and "default main" in out
+            assert "[info] deploy: authorized by hubot" in out
+            assert "deploy_to_production 48/48: switch production to the new release" in out
+            assert "Deployed shop (x) to production as shop-1, authorized by hubot." in out
+
+    run(main(), 60)
+
+
+def test_without_the_example_extras_the_story_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "github_connect", None)  # as if authlib or starlette were missing
+
+    async def main() -> str:
+        async with driven(demo_server(), "legacy") as ui:
+            return await ui.do("call deploy_to_production", "x", "<default>", "a")
+
+    out = run(main())
+    assert "deploy_to_production failed:" in out and "pip install -e '.[examples]'" in out
 
 
 def _normal(line: str) -> str:

@@ -20,7 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "resources": ("resources", "list the server's resources"),
     "templates": ("templates", "list the server's resource templates"),
     "read": ("read <uri | template>", "read a resource; a template's variables are asked (Tab completes them)"),
-    "log": ("log [level]", "show or set the server's log level (debug ... emergency); also: loglevel"),
+    "log": ("log [level]", "show or set the server's log level, debug ... emergency (also: loglevel)"),
     "logs": ("logs [level]", "show the log messages received so far (at level and above)"),
     "roots": ("roots [add PATH | remove PATH]", "show the roots offered to the server, or change them"),
     "info": ("info", "show who the server is and what it can do"),
