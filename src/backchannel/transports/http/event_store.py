@@ -24,8 +24,12 @@ def parse_event_id(event_id: str) -> tuple[str, int] | None:
 
 class EventStore(abc.ABC):
     @abc.abstractmethod
-    async def store(self, stream: str, position: int, event: bytes) -> None:
-        """Keep ``event`` (encoded SSE bytes) as number ``position`` of ``stream``."""
+    def store(self, stream: str, position: int, event: bytes) -> None:
+        """Keep ``event`` (encoded SSE bytes) as number ``position`` of ``stream``.
+
+        Called on the delivery path of every event, so it must not block: a remote
+        store queues the write and sends it in the background.
+        """
 
     @abc.abstractmethod
     async def replay_after(self, stream: str, position: int) -> list[tuple[int, bytes]]:
@@ -41,7 +45,7 @@ class InMemoryEventStore(EventStore):
         self.max_events_per_stream = max_events_per_stream
         self._streams: dict[str, deque[tuple[int, bytes]]] = {}
 
-    async def store(self, stream: str, position: int, event: bytes) -> None:
+    def store(self, stream: str, position: int, event: bytes) -> None:
         events = self._streams.get(stream)
         if events is None:
             events = self._streams[stream] = deque(maxlen=self.max_events_per_stream)

@@ -84,15 +84,15 @@ async def serve_modern(
             while True:
                 if message_out is not GONE:
                     event = encode_event(encode_message(message_out).decode())
-                    await send({"type": "http.response.body", "body": event, "more_body": True})
-                    if is_answer_to(message_out, request_id):
-                        break
+                    last = is_answer_to(message_out, request_id)  # the answer ends the stream in the same write
+                    await send({"type": "http.response.body", "body": event, "more_body": not last})
+                    if last:
+                        return
                 following = await next_or_gone(transport.feed.queue, gone)
                 message_out = following
                 if gone.is_set():
                     connection.abort(request_id, "the client closed the response")
                     return
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         await transport.close()
         await asyncio.gather(runner, return_exceptions=True)

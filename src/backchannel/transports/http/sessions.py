@@ -93,7 +93,6 @@ class LegacySession:
         self.connection = server.connect(self.transport, finish_grace=0.0)
         self.protocol = self.connection.session
         self.streams: dict[str, ResumableStream] = {}
-        self._pumps: set[asyncio.Task[None]] = set()
         self._finished: deque[str] = deque()
         self._forgetting: set[asyncio.Task[None]] = set()
         self.last_active = time.monotonic()
@@ -126,18 +125,23 @@ class LegacySession:
     def close_feed(self, request_id: RequestId) -> None:
         self.transport.feeds.pop(request_id, None)
 
-    def start_stream(self, feed: MessageFeed, first: dict[str, Any] | None) -> ResumableStream:
-        """Stream the rest of ``feed``'s request, resumably; the feed closes when its answer is out."""
-        stream = ResumableStream(secrets.token_hex(8), self.store, feed)
-        self.streams[stream.stream_id] = stream
-        task = asyncio.get_running_loop().create_task(stream.pump(first))
-        self._pumps.add(task)
-        task.add_done_callback(lambda _: self._stream_finished(stream, task))
-        return stream
+    def start_stream(
+        self, feed: MessageFeed, first: dict[str, Any] | None, *, attached: bool
+    ) -> tuple[ResumableStream, asyncio.Queue[tuple[int, bytes] | None] | None]:
+        """Stream the rest of ``feed``'s request, resumably; the feed closes when its answer is out.
 
-    def _stream_finished(self, stream: ResumableStream, task: asyncio.Task[None]) -> None:
-        self._pumps.discard(task)
-        self.close_feed(stream.feed.request_id)  # type: ignore[arg-type]
+        With ``attached``, also a queue that receives every event from the first on (ending
+        with None), for the response that carries the stream.
+        """
+        stream = ResumableStream(secrets.token_hex(8), self.store, feed, self._stream_finished)
+        self.streams[stream.stream_id] = stream
+        sink = stream.attach() if attached else None
+        stream.begin(first)
+        return stream, sink
+
+    def _stream_finished(self, stream: ResumableStream) -> None:
+        if stream.feed.request_id is not None:
+            self.close_feed(stream.feed.request_id)
         # A finished stream stays resumable for a while (its answer may not have reached the
         # client); only the newest ones are kept, so a long session does not grow without bound.
         self._finished.append(stream.stream_id)
@@ -148,8 +152,6 @@ class LegacySession:
             self._forgetting = {t for t in self._forgetting if not t.done()}
 
     async def end(self) -> None:
-        for task in list(self._pumps):
-            task.cancel()
         await self.transport.close()
         await self.connection.close()
         for stream_id, stream in self.streams.items():

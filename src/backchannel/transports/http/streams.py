@@ -21,6 +21,7 @@ __all__ = [
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -55,14 +56,22 @@ END_STREAM: dict[str, Any] = {}
 
 
 class MessageFeed:
-    """The messages the runtime routes to one request's response, in order."""
+    """The messages the runtime routes to one request's response, in order.
+
+    Until the response is chosen they wait in ``queue``; once it is a stream, each
+    message goes straight to it as it is routed.
+    """
 
     def __init__(self, request_id: RequestId | None) -> None:
         self.request_id = request_id
         self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.stream: ResumableStream | None = None
 
     def put(self, message: dict[str, Any]) -> None:
-        self.queue.put_nowait(message)
+        if self.stream is not None:
+            self.stream.deliver(message)
+        else:
+            self.queue.put_nowait(message)
 
     async def first(self, wait: float) -> dict[str, Any] | None:
         """The first message, or None if none came within ``wait`` seconds."""
@@ -77,37 +86,50 @@ class MessageFeed:
 class ResumableStream:
     """A handshake-era SSE stream that outlives the HTTP response carrying it.
 
-    ``pump()`` numbers each message, stores it, and forwards it to the attached
-    response if there is one; a client that lost the response ``attach``es again
-    after replaying what it missed. The stream ends after the answer to its request.
+    ``deliver`` numbers each message, stores it, and forwards it to the attached
+    response if there is one, in the routing call itself (no task or loop turn per
+    event); a client that lost the response ``attach``es again after replaying what
+    it missed. The stream ends after the answer to its request, and calls
+    ``on_finished`` then.
     """
 
-    def __init__(self, stream_id: str, store: EventStore, feed: MessageFeed) -> None:
+    def __init__(
+        self, stream_id: str, store: EventStore, feed: MessageFeed, on_finished: Callable[[ResumableStream], None]
+    ) -> None:
         self.stream_id = stream_id
         self.store = store
         self.feed = feed
         self.position = 0
         self.finished = asyncio.Event()
+        self._on_finished = on_finished
         self._sink: asyncio.Queue[tuple[int, bytes] | None] | None = None
 
-    async def pump(self, first: dict[str, Any] | None) -> None:
-        pending = [first] if first is not None else []
-        while True:
-            message = pending.pop() if pending else await self.feed.queue.get()
-            if message is CLOSE_STREAM:
-                self.detach()
-                continue
-            if message is END_STREAM:
-                break
+    def begin(self, first: dict[str, Any] | None) -> None:
+        """Take over ``feed``: ``first`` and whatever is queued go out now, the rest as routed."""
+        waiting = [first] if first is not None else []
+        while not self.feed.queue.empty():
+            waiting.append(self.feed.queue.get_nowait())
+        self.feed.stream = self
+        for message in waiting:
+            self.deliver(message)
+
+    def deliver(self, message: dict[str, Any]) -> None:
+        if self.finished.is_set():
+            return
+        if message is CLOSE_STREAM:
+            self.detach()
+            return
+        if message is not END_STREAM:
             self.position += 1
             event = encode_event(encode_message(message).decode(), event_id=f"{self.stream_id}_{self.position}")
-            await self.store.store(self.stream_id, self.position, event)
+            self.store.store(self.stream_id, self.position, event)
             if self._sink is not None:
                 self._sink.put_nowait((self.position, event))
-            if is_answer_to(message, self.feed.request_id):
-                break
+            if not is_answer_to(message, self.feed.request_id):
+                return
         self.finished.set()
         self.detach()
+        self._on_finished(self)
 
     def attach(self) -> asyncio.Queue[tuple[int, bytes] | None]:
         """A new queue receiving every event from now on; ends with None. Replaces any earlier one."""
