@@ -9,11 +9,12 @@ from typing import Any
 
 import msgspec
 import pytest
+from _shared import SHARED
 
 from backchannel import types as T
 from backchannel.types.methods import exists, spec_for
 
-EXAMPLES = Path("/work/shared/spec/2026-07-28/schema/examples")
+EXAMPLES = SHARED / "spec/2026-07-28/schema/examples"
 
 # Folder (schema type name) -> struct, for examples that are the object itself.
 DIRECT: dict[str, Any] = {

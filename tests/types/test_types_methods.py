@@ -8,12 +8,13 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from _shared import SHARED
 
 from backchannel import types as T
 from backchannel.types import methods as M
 from backchannel.types.versions import VERSIONS
 
-SPEC = Path("/work/shared/spec")
+SPEC = SHARED / "spec"
 SCHEMAS = {
     "2025-11-25": SPEC / "2025-11-25/schema/schema.ts",
     "2026-07-28": SPEC / "2026-07-28/schema/schema.ts",
