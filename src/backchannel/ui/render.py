@@ -148,36 +148,24 @@ class Renderer:
         self.console.print(table)
 
     def resources(self, resources: list[Resource]) -> None:
-        if not resources:
-            self.console.print("[dim]No resources.[/]")
-            return
-        table = Table(title=f"{len(resources)} resource{'s' if len(resources) != 1 else ''}", title_justify="left")
-        table.add_column("uri", style="bold cyan", no_wrap=True)
-        table.add_column("name")
-        table.add_column("type")
-        table.add_column("description")
-        for item in resources:
-            table.add_row(
-                escape(item.uri),
-                escape(item.title or item.name),
-                escape(item.mime_type or ""),
-                escape(_first_line(item.description)),
-            )
-        self.console.print(table)
+        self._addressed("resource", "uri", [(item.uri, item) for item in resources])
 
     def templates(self, templates: list[ResourceTemplate]) -> None:
-        if not templates:
-            self.console.print("[dim]No resource templates.[/]")
+        self._addressed("resource template", "uri template", [(item.uri_template, item) for item in templates])
+
+    def _addressed(self, noun: str, key: str, rows: list[tuple[str, Resource | ResourceTemplate]]) -> None:
+        """A table of things reached by URI (resources) or URI template."""
+        if not rows:
+            self.console.print(f"[dim]No {noun}s.[/]")
             return
-        count = len(templates)
-        table = Table(title=f"{count} resource template{'s' if count != 1 else ''}", title_justify="left")
-        table.add_column("uri template", style="bold cyan", no_wrap=True)
+        table = Table(title=f"{len(rows)} {noun}{'s' if len(rows) != 1 else ''}", title_justify="left")
+        table.add_column(key, style="bold cyan", no_wrap=True)
         table.add_column("name")
         table.add_column("type")
         table.add_column("description")
-        for item in templates:
+        for address, item in rows:
             table.add_row(
-                escape(item.uri_template),
+                escape(address),
                 escape(item.title or item.name),
                 escape(item.mime_type or ""),
                 escape(_first_line(item.description)),
