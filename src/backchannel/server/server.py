@@ -345,7 +345,19 @@ class Server:
         flows = UrlElicitations.of(self)
         if not flows.base_url and port:
             flows.base_url = _http_base(host, port)
-        uvicorn.run(self.http_app(path, **options), host=host, port=port, log_level="warning")
+        # No access log (errors still log), no proxy-header rewriting (a server that sits behind a
+        # proxy mounts http_app() itself and says which proxies to trust), no per-response
+        # Server/Date headers: work every request would pay for and MCP does not use.
+        uvicorn.run(
+            self.http_app(path, **options),
+            host=host,
+            port=port,
+            log_level="warning",
+            access_log=False,
+            proxy_headers=False,
+            server_header=False,
+            date_header=False,
+        )
 
     def capabilities(self) -> dict[str, Any]:
         """What this server declares: each feature that has something registered.
