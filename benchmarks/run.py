@@ -206,26 +206,22 @@ class Metric:
     scale: float = 1.0
 
 
+_BOTH_TRANSPORTS = [
+    ("cold_start_ms", "cold start (spawn → initialize result)", "ms", False, 1.0),
+    ("idle_rss_kb", "idle RSS", "MiB", False, 1 / 1024),
+    ("echo_per_s", "echo, one at a time", "calls/s", True, 1.0),
+    ("echo32_per_s", "echo, 32 in flight", "calls/s", True, 1.0),
+    ("ask_per_s", "ask (elicitation round trip)", "calls/s", True, 1.0),
+    ("completion_p50_ms", "completion p50", "ms", False, 1.0),
+    ("completion_p99_ms", "completion p99", "ms", False, 1.0),
+    ("progress_per_s", "progress notifications (10,000 steps)", "notif/s", True, 1.0),
+    ("cancel_ms", "cancel a 60 s sleep → next echo answered", "ms", False, 1.0),
+]
+
 METRICS = [
-    Metric("stdio", "cold_start_ms", "cold start (spawn → initialize result)", "ms", False),
-    Metric("stdio", "idle_rss_kb", "idle RSS", "MiB", False, 1 / 1024),
-    Metric("stdio", "echo_per_s", "echo, one at a time", "calls/s", True),
-    Metric("stdio", "echo32_per_s", "echo, 32 in flight", "calls/s", True),
-    Metric("stdio", "ask_per_s", "ask (elicitation round trip)", "calls/s", True),
-    Metric("stdio", "completion_p50_ms", "completion p50", "ms", False),
-    Metric("stdio", "completion_p99_ms", "completion p99", "ms", False),
-    Metric("stdio", "progress_per_s", "progress notifications (10,000 steps)", "notif/s", True),
-    Metric("stdio", "cancel_ms", "cancel a 60 s sleep → next echo answered", "ms", False),
+    *(Metric("stdio", *row) for row in _BOTH_TRANSPORTS),
     Metric("stdio", "exit_ms", "stdin closed → process exited", "ms", False),
-    Metric("http", "cold_start_ms", "cold start (spawn → initialize result)", "ms", False),
-    Metric("http", "idle_rss_kb", "idle RSS", "MiB", False, 1 / 1024),
-    Metric("http", "echo_per_s", "echo, one at a time", "calls/s", True),
-    Metric("http", "echo32_per_s", "echo, 32 in flight", "calls/s", True),
-    Metric("http", "ask_per_s", "ask (elicitation round trip)", "calls/s", True),
-    Metric("http", "completion_p50_ms", "completion p50", "ms", False),
-    Metric("http", "completion_p99_ms", "completion p99", "ms", False),
-    Metric("http", "progress_per_s", "progress notifications (10,000 steps)", "notif/s", True),
-    Metric("http", "cancel_ms", "cancel a 60 s sleep → next echo answered", "ms", False),
+    *(Metric("http", *row) for row in _BOTH_TRANSPORTS),
     Metric("http", "session_kb", "RSS per idle session (1,000 sessions)", "KiB", False),
     Metric("http", "session_open_per_s", "sessions opened", "sessions/s", True),
 ]

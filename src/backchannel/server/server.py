@@ -442,7 +442,8 @@ class Server:
         without a task; None for everything else, which ``handle_request`` serves."""
         if request.method != "tools/call":
             return None
-        tool = self._tools.get(request.params.get("name"))  # type: ignore[arg-type]
+        name = request.params.get("name")
+        tool = self._tools.get(name) if isinstance(name, str) else None  # a bad name: handle_request says so
         allowed = self._allowed.get(request.version or "")
         if tool is None or tool.is_async or tool.parameters.context_parameter is not None:
             return None
@@ -451,12 +452,16 @@ class Server:
         token = CURRENT_CONTEXT.set(Context(self, connection, request))
         try:
             kwargs = tool.parameters.validate(request.params.get("arguments"))
-            result = tool.to_result(tool.fn(**kwargs))
+            value = tool.fn(**kwargs)
         finally:
             CURRENT_CONTEXT.reset(token)
-        if inspect.isawaitable(result):  # a sync-looking callable that returned a coroutine
-            raise TypeError(f"tool {tool.name!r} returned an awaitable from a plain function")
-        return result
+        if inspect.isawaitable(value):  # registration could not tell: an object whose __call__ is async
+            self._tools[tool.name].is_async = True  # from now on served as what it is
+            close = getattr(value, "close", None)
+            if close is not None:
+                close()
+            return None
+        return tool.to_result(value)
 
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         CURRENT_CONTEXT.set(Context(self, connection, request))
@@ -579,7 +584,7 @@ class Server:
         if tool.parameters.context_parameter is not None:
             kwargs[tool.parameters.context_parameter] = context
         try:
-            value = await tool.fn(**kwargs) if tool.is_async else tool.fn(**kwargs)
+            value = await _call(tool.fn, kwargs)
         except InputRequired as needed:
             return self._input_required(context, needed)
         return tool.to_result(value)

@@ -77,7 +77,7 @@ class RegisteredTool:
             annotations=annotations,
             icons=icons,
             meta=meta,
-            is_async=inspect.iscoroutinefunction(fn),
+            is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__),
         )
         tool.definition = tool._definition()
         return tool

@@ -20,7 +20,6 @@ __all__ = [
 ]
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -145,10 +144,3 @@ class ResumableStream:
         if self._sink is not None:
             self._sink.put_nowait(None)
             self._sink = None
-
-
-async def cancel_quietly(task: asyncio.Task[Any] | None) -> None:
-    if task is not None and not task.done():
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
