@@ -44,6 +44,7 @@ __all__ = [
     "x_mcp_headers",
 ]
 
+import functools
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
@@ -118,6 +119,9 @@ def _split_host_port(value: str) -> tuple[str, str | None] | None:
     return host, port if colon else None
 
 
+# A client sends the same Host, Origin, Accept and Content-Type on every request: the checks
+# below are pure functions of those strings, so each distinct value is parsed once (bounded).
+@functools.lru_cache(maxsize=256)
 def _host_matches(value: str, pattern: str) -> bool:
     """``pattern`` without a port, or with port ``*``, matches any port."""
     if pattern == "*":
@@ -131,6 +135,7 @@ def _host_matches(value: str, pattern: str) -> bool:
     return want[1] is None or want[1] == "*" or want[1] == port
 
 
+@functools.lru_cache(maxsize=256)
 def _origin_matches(value: str, pattern: str) -> bool:
     """``scheme://host[:port]``; port ``*`` in the pattern matches any port or none."""
     if pattern == "*":
@@ -174,6 +179,12 @@ def check_host_and_origin(
     return None
 
 
+@functools.lru_cache(maxsize=256)
+def _missing_types(accept: str, required: tuple[str, ...]) -> tuple[str, ...]:
+    types = _accepted_types(accept)
+    return tuple(media for media in required if not _accepts(types, media))
+
+
 def _accepted_types(accept: str) -> set[str]:
     types: set[str] = set()
     for item in accept.split(","):
@@ -211,9 +222,7 @@ def check_accept(method: str, headers: Mapping[str, str]) -> Rejection | None:
         return None
     needed = {"POST": ("application/json", "text/event-stream"), "GET": ("text/event-stream",)}
     required = needed.get(method.upper(), ())
-    types = _accepted_types(accept)
-    missing = [media for media in required if not _accepts(types, media)]
-    if not missing:
+    if not _missing_types(accept, required):
         return None
     return _reject(406, InvalidRequest(f"Not Acceptable: the client must accept {' and '.join(required)}"))
 
@@ -231,12 +240,7 @@ def parse_post_body(headers: Mapping[str, str], body: bytes, *, max_bytes: int) 
     HTTP uses it) or any other non-object.
     """
     content_type = _header(headers, "content-type") or ""
-    media, *params = (part.strip().lower() for part in content_type.split(";"))
-    charset_ok = all(
-        name.strip() != "charset" or value.strip().strip('"') in {"utf-8", "utf8"}
-        for name, _, value in (param.partition("=") for param in params)
-    )
-    if media != "application/json" or not charset_ok:
+    if not _is_json_utf8(content_type):
         shown = repr(content_type) if content_type else "missing"
         return _reject(415, InvalidRequest(f"Unsupported Media Type: Content-Type is {shown}, not application/json"))
     if len(body) > max_bytes:
@@ -250,6 +254,16 @@ def parse_post_body(headers: Mapping[str, str], body: bytes, *, max_bytes: int) 
     if not isinstance(message, dict):
         return _reject(400, InvalidRequest("the body must be a JSON-RPC message object"))
     return message
+
+
+@functools.lru_cache(maxsize=256)
+def _is_json_utf8(content_type: str) -> bool:
+    media, *params = (part.strip().lower() for part in content_type.split(";"))
+    charset_ok = all(
+        name.strip() != "charset" or value.strip().strip('"') in {"utf-8", "utf8"}
+        for name, _, value in (param.partition("=") for param in params)
+    )
+    return media == "application/json" and charset_ok
 
 
 def classify_message(message: dict[str, Any]) -> Literal["request", "notification", "response"] | Rejection:

@@ -24,6 +24,7 @@ __all__ = [
     "SSEEventTooLarge",
     "encode_comment",
     "encode_event",
+    "encode_json_event",
 ]
 
 import re
@@ -105,6 +106,21 @@ def encode_event(
             parts.append(f"data: {line}\n" if line else "data:\n")
     parts.append("\n")
     return "".join(parts).encode()
+
+
+def encode_json_event(data: bytes, event_id: str | None = None) -> bytes:
+    """``encode_event`` for one compact JSON text (a JSON-RPC message), straight from bytes.
+
+    Compact JSON has no line breaks (those inside strings are escaped), so it is
+    one ``data`` line as it is: no decoding, splitting or re-encoding per event.
+    """
+    if event_id is None:
+        if b"\n" in data or b"\r" in data:  # not compact after all: the general path
+            return encode_event(data.decode())
+        return b"data: " + data + b"\n\n"
+    if b"\n" in data or b"\r" in data or not event_id.isprintable():
+        return encode_event(data.decode(), event_id=event_id)  # which also refuses a bad id
+    return b"id: " + event_id.encode() + b"\ndata: " + data + b"\n\n"
 
 
 def encode_comment(text: str = "") -> bytes:

@@ -98,19 +98,41 @@ class Connection:
                 if batch is None:
                     await self._let_handlers_finish()
                     break
-                receive = self.session.receive_message
-                for item in batch:
-                    if isinstance(item, MCPError):
-                        self.session.receive_invalid(item)
-                        continue
-                    for event in receive(item):
-                        self._dispatch(event)
-                self._flush()
+                self._take(batch)
                 await self.transport.drain()
         except ConnectionClosed as exc:
             reason = exc.message
         finally:
             self._shutdown(reason)
+
+    def take(self, batch: list[Any]) -> None:
+        """Serve one inbound batch now, in the caller's turn: the push-fed way, instead of ``run``.
+
+        A transport that is handed its messages (an HTTP POST) gives them here, sparing a
+        queue and a loop turn per message; handlers' tasks then start in the caller's
+        context (for HTTP, the request that carried them). ``finish`` ends such a connection.
+        """
+        if self.closed.is_set():
+            return
+        try:
+            self._take(batch)
+        except ConnectionClosed as exc:
+            self._shutdown(exc.message)
+
+    def finish(self, reason: str) -> None:
+        """A push-fed connection is over: fail what is pending and stop handlers (no answers)."""
+        self._flush()
+        self._shutdown(reason)
+
+    def _take(self, batch: list[Any]) -> None:
+        receive = self.session.receive_message
+        for item in batch:
+            if isinstance(item, MCPError):
+                self.session.receive_invalid(item)
+                continue
+            for event in receive(item):
+                self._dispatch(event)
+        self._flush()
 
     async def _let_handlers_finish(self) -> None:
         if self._tasks and self.finish_grace > 0:
@@ -179,7 +201,10 @@ class Connection:
             self._settle(request, result, None)
         finally:
             self._tasks.pop(request.id, None)
-        self._schedule_flush()
+        if self.transport.routes_by_request:
+            self._flush()  # each answer has its own response: nothing to coalesce, no turn to wait
+        else:
+            self._schedule_flush()
 
     def _settle(self, request: RequestReceived, result: dict[str, Any] | None, failure: Exception | None) -> None:
         """The one place where a handler's outcome becomes the answer on the wire."""

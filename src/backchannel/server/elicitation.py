@@ -115,8 +115,7 @@ async def elicit(
         outcome = fallback()
         return await outcome if not isinstance(outcome, Elicited) else outcome
     remembered = ctx.server.declined_questions(ctx.connection) if ctx.era == "legacy" else None
-    fingerprint = _fingerprint(message, requested)
-    if remember_decline and remembered is not None and fingerprint in remembered:
+    if remember_decline and remembered and _fingerprint(message, requested) in remembered:
         return Elicited("decline")
     wait = timeout if timeout is not None else ctx.server.elicitation_timeout
     text = message
@@ -132,7 +131,7 @@ async def elicit(
         action = answer.get("action")
         if action == "decline":
             if remember_decline and remembered is not None:
-                remembered.add(fingerprint)
+                remembered.add(_fingerprint(message, requested))
             return Elicited("decline")
         if action == "cancel":
             return Elicited("cancel")

@@ -15,18 +15,30 @@ from __future__ import annotations
 
 __all__ = ["HttpApp"]
 
-import asyncio
 import logging
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from ...framing import http as H
-from ...framing.sse import encode_comment, encode_event
+from ...framing.sse import encode_comment, encode_event, encode_json_event
 from ...protocol.events import RequestId
 from ...types import meta as M
 from ...types.errors import InvalidRequest
 from ...types.versions import LEGACY_VERSIONS, MODERN_VERSIONS
-from .asgi import GONE, Receive, Scope, Send, header_map, next_or_gone, read_body, send_bytes, send_start, watching
+from .asgi import (
+    GONE,
+    Mailbox,
+    Receive,
+    Scope,
+    Send,
+    encode_headers,
+    header_map,
+    next_or_gone,
+    read_body,
+    send_bytes,
+    send_start,
+    watching,
+)
 from .auth import Authenticator, Principal
 from .event_store import EventStore, InMemoryEventStore, parse_event_id
 from .modern import serve_modern
@@ -39,6 +51,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("backchannel.http")
 
 JSON_HEADERS = {"content-type": "application/json"}
+RAW_JSON_HEADERS = encode_headers(JSON_HEADERS)
+RAW_SSE_HEADERS = encode_headers(SSE_HEADERS)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 LOCAL_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
 
@@ -173,7 +187,7 @@ class HttpApp:
             return
         if kind != "request":
             session.feed_messages([message])
-            await send_bytes(send, 202, b"", {"mcp-session-id": session.session_id})
+            await send_bytes(send, 202, b"", [session.header_bytes])
             return
         await self._serve_request(session, message, receive, send)
 
@@ -217,17 +231,16 @@ class HttpApp:
         request_id: RequestId = message["id"]
         feed = session.open_feed(request_id)
         session.feed_messages([message])
-        base = {"mcp-session-id": session.session_id}
         first = await feed.first(self.sse_after)
         if first is not None and is_answer_to(first, request_id):
             session.close_feed(request_id)
-            await send_bytes(send, 200, encode_message(first), {**JSON_HEADERS, **base})
+            await send_bytes(send, 200, encode_message(first), [*RAW_JSON_HEADERS, session.header_bytes])
             return
         # Something other than the answer came first (or nothing yet): stream, resumably.
         closing = first is CLOSE_STREAM
         stream, sink = session.start_stream(feed, None if closing else first, attached=not closing)
         priming = encode_event("", event_id=f"{stream.stream_id}_0", retry_ms=self.retry_ms)
-        await send_start(send, 200, {**SSE_HEADERS, **base})
+        await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
         if closing:  # the handler asked to end this response at once (SEP-1699): the client polls
             await send({"type": "http.response.body", "body": priming, "more_body": False})
         else:
@@ -335,14 +348,16 @@ async def _reject(send: Send, rejection: H.Rejection) -> None:
 
 
 async def _forward(
-    send: Send, receive: Receive, opening: bytes, sink: asyncio.Queue[tuple[int, bytes] | None], after: int
+    send: Send, receive: Receive, opening: bytes, sink: Mailbox[tuple[int, bytes] | None], after: int
 ) -> None:
     """Copy events from ``sink`` to the response until the stream ends or the client leaves.
 
     Events already waiting go out in one write (the priming event with the first event,
     the answer with the end of the stream): on a busy server that halves the writes.
     """
-    async with watching(receive, sink) as gone:
+    # The request goes on when its stream's client leaves (it resumes with GET), so noticing
+    # the departure only frees this response early: a second's delay is fine.
+    async with watching(receive, sink, after=1.0) as gone:
         buffer = bytearray(opening)
         try:
             while True:
@@ -386,5 +401,5 @@ async def _pump_plain(send: Send, receive: Receive, feed: MessageFeed) -> None:
             if message is CLOSE_STREAM:  # the session ended
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
-            event = encode_event(encode_message(message).decode())
+            event = encode_json_event(encode_message(message))
             await send({"type": "http.response.body", "body": event, "more_body": True})

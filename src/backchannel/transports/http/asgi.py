@@ -6,13 +6,27 @@ Keeping the app framework-free makes it mountable anywhere an ASGI app is
 
 from __future__ import annotations
 
-__all__ = ["GONE", "Receive", "Scope", "Send", "header_map", "next_or_gone", "read_body", "send_bytes", "watching"]
+__all__ = [
+    "GONE",
+    "Mailbox",
+    "RawHeaders",
+    "Receive",
+    "Scope",
+    "Send",
+    "encode_headers",
+    "header_map",
+    "next_or_gone",
+    "read_body",
+    "send_bytes",
+    "watching",
+]
 
 import asyncio
 import contextlib
 import enum
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
-from typing import Any, Final, Literal, TypeVar
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from typing import Any, Final, Generic, Literal, TypeVar
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -27,6 +41,55 @@ class _Gone(enum.Enum):
 
 #: What ``next_or_gone`` returns when the client left (or the wait timed out) first.
 GONE: Final = _Gone.GONE
+
+
+class Mailbox(Generic[T]):
+    """What one response waits on: items in order, for a single reader.
+
+    Every POST has one, and so does every stream it turns into; ``asyncio.Queue``
+    would cost a lock-free but heavy object (getter and putter queues, an event)
+    and ``asyncio.timeout`` a scope object per wait, where one future and, at most,
+    one timer do.
+    """
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: deque[T | Literal[_Gone.GONE]] = deque()
+        self._waiter: asyncio.Future[bool] | None = None
+
+    def put(self, item: T | Literal[_Gone.GONE]) -> None:
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(True)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def get_nowait(self) -> T | Literal[_Gone.GONE]:
+        return self._items.popleft()
+
+    async def get(self, timeout: float | None = None) -> T | Literal[_Gone.GONE]:
+        """The next item; ``GONE`` if ``timeout`` seconds pass first (or if ``GONE`` was put)."""
+        if not self._items:
+            loop = asyncio.get_running_loop()
+            waiter: asyncio.Future[bool] = loop.create_future()
+            self._waiter = waiter
+            timer = loop.call_later(timeout, _expire, waiter) if timeout is not None else None
+            try:
+                if not await waiter:
+                    return GONE
+            finally:
+                self._waiter = None
+                if timer is not None:
+                    timer.cancel()
+        return self._items.popleft()
+
+
+def _expire(waiter: asyncio.Future[bool]) -> None:
+    if not waiter.done():
+        waiter.set_result(False)
 
 
 def header_map(scope: Scope) -> dict[str, str]:
@@ -56,58 +119,78 @@ async def read_body(receive: Receive, limit: int) -> bytes | None:
             return b"".join(chunks)
 
 
-def _encode_headers(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
+RawHeaders = list[tuple[bytes, bytes]]
+
+
+def encode_headers(headers: Mapping[str, str]) -> RawHeaders:
+    """Headers as ASGI carries them; the fixed sets are encoded once, at import."""
     return [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
 
 
-async def send_start(send: Send, status: int, headers: Mapping[str, str]) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": _encode_headers(headers)})
+async def send_start(send: Send, status: int, headers: Mapping[str, str] | RawHeaders) -> None:
+    raw = headers if isinstance(headers, list) else encode_headers(headers)
+    await send({"type": "http.response.start", "status": status, "headers": raw})
 
 
-async def send_bytes(send: Send, status: int, body: bytes, headers: Mapping[str, str]) -> None:
+async def send_bytes(send: Send, status: int, body: bytes, headers: Mapping[str, str] | RawHeaders) -> None:
     """A complete response in one go."""
-    await send_start(send, status, {**headers, "content-length": str(len(body))})
+    raw = headers if isinstance(headers, list) else encode_headers(headers)
+    length = (b"content-length", str(len(body)).encode())
+    await send({"type": "http.response.start", "status": status, "headers": [*raw, length]})
     await send({"type": "http.response.body", "body": body})
 
 
-@contextlib.asynccontextmanager
-async def watching(receive: Receive, *queues: asyncio.Queue[Any]) -> AsyncIterator[asyncio.Event]:
+class watching:  # lower case: it reads as ``async with watching(receive, box) as gone``
     """An event set when the client disconnects, for as long as the block runs.
 
-    Each of ``queues`` also receives ``GONE`` then, so a reader blocked on it wakes
-    up without racing two futures for every item it reads.
+    Each of ``boxes`` also receives ``GONE`` then, so a reader blocked on it wakes
+    up without racing two futures for every item it reads. With ``after``, watching
+    starts only once the block has run that many seconds: a response that is over
+    sooner (most are) costs a timer instead of a task, and a departure is noticed
+    that much later, which suits a stream whose request goes on without it anyway.
+    (A class rather than ``asynccontextmanager``: one of these opens per stream.)
     """
-    gone = asyncio.Event()
 
-    async def watch() -> None:
-        while (await receive())["type"] != "http.disconnect":
+    __slots__ = ("_after", "_boxes", "_receive", "_timer", "_watcher", "gone")
+
+    def __init__(self, receive: Receive, *boxes: Mailbox[Any], after: float = 0.0) -> None:
+        self._receive = receive
+        self._boxes = boxes
+        self._after = after
+        self._timer: asyncio.TimerHandle | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self.gone = asyncio.Event()
+
+    async def __aenter__(self) -> asyncio.Event:
+        if self._after > 0:
+            self._timer = asyncio.get_running_loop().call_later(self._after, self._start)
+        else:
+            self._start()
+        return self.gone
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        watcher = self._watcher
+        if watcher is not None:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+
+    def _start(self) -> None:
+        self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
+    async def _watch(self) -> None:
+        while (await self._receive())["type"] != "http.disconnect":
             pass
-        gone.set()
-        for queue in queues:
-            queue.put_nowait(GONE)
-
-    watcher = asyncio.get_running_loop().create_task(watch())
-    try:
-        yield gone
-    finally:
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watcher
+        self.gone.set()
+        for box in self._boxes:
+            box.put(GONE)
 
 
-async def next_or_gone(
-    queue: asyncio.Queue[T], gone: asyncio.Event, timeout: float | None = None
-) -> T | Literal[_Gone.GONE]:
-    """The next item of ``queue`` (watched with ``watching``), or ``GONE`` if the client
+async def next_or_gone(box: Mailbox[T], gone: asyncio.Event, timeout: float | None = None) -> T | Literal[_Gone.GONE]:
+    """The next item of ``box`` (watched with ``watching``), or ``GONE`` if the client
     left or ``timeout`` passed first."""
     if gone.is_set():
         return GONE
-    try:
-        if timeout is None:
-            item = await queue.get()
-        else:
-            async with asyncio.timeout(timeout):
-                item = await queue.get()
-    except TimeoutError:
-        return GONE
-    return GONE if item is GONE else item
+    return await box.get(timeout)

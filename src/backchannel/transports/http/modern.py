@@ -14,7 +14,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from ...framing import http as H
-from ...framing.sse import encode_event
+from ...framing.sse import encode_json_event
 from ...protocol.events import Outgoing, RequestId
 from ..base import Transport, TransportClosed, wire_messages
 from .asgi import GONE, Receive, Send, next_or_gone, send_bytes, send_start, watching
@@ -83,7 +83,7 @@ async def serve_modern(
             message_out = first
             while True:
                 if message_out is not GONE:
-                    event = encode_event(encode_message(message_out).decode())
+                    event = encode_json_event(encode_message(message_out))
                     last = is_answer_to(message_out, request_id)  # the answer ends the stream in the same write
                     await send({"type": "http.response.body", "body": event, "more_body": not last})
                     if last:

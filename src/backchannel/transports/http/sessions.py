@@ -13,6 +13,7 @@ from __future__ import annotations
 __all__ = ["LegacySession", "SessionRegistry"]
 
 import asyncio
+import itertools
 import logging
 import secrets
 import time
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...protocol.events import Outgoing, RequestId
 from ..base import Transport, TransportClosed, wire_messages
+from .asgi import Mailbox
 from .auth import Principal
 from .event_store import EventStore
 from .streams import CLOSE_STREAM, END_STREAM, MessageFeed, ResumableStream
@@ -38,15 +40,15 @@ class _SessionTransport(Transport):
     principal: Principal | None = None
 
     def __init__(self) -> None:
-        self.inbox: asyncio.Queue[list[Any] | None] = asyncio.Queue()
         self.feeds: dict[RequestId, MessageFeed] = {}
         self.standalone: MessageFeed | None = None
         self._closed = False
+        self._ended = asyncio.Event()
 
     async def receive(self) -> list[Any] | None:
-        if self._closed:
-            return None
-        return await self.inbox.get()
+        # POSTs hand their messages to ``Connection.take``; a reader only ever sees the end.
+        await self._ended.wait()
+        return None
 
     def write(self, items: list[Outgoing]) -> None:
         self.write_routed([(item, None) for item in items])
@@ -76,7 +78,7 @@ class _SessionTransport(Transport):
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self.inbox.put_nowait(None)
+            self._ended.set()
             if self.standalone is not None:
                 self.standalone.put(CLOSE_STREAM)  # end the GET stream too
 
@@ -96,7 +98,13 @@ class LegacySession:
         self._finished: deque[str] = deque()
         self._forgetting: set[asyncio.Task[None]] = set()
         self.last_active = time.monotonic()
-        self._runner = asyncio.get_running_loop().create_task(self.connection.run())
+        # Stream ids are unique across sessions (the event store is shared): a random
+        # prefix per session, then a count. Resuming needs the session too, so they
+        # need not be unguessable within it.
+        self._stream_prefix = secrets.token_hex(6)
+        self._stream_numbers = itertools.count(1)
+        #: This session's part of every response's headers, encoded once.
+        self.header_bytes = (b"mcp-session-id", session_id.encode("latin-1"))
 
     @property
     def version(self) -> str | None:
@@ -107,7 +115,7 @@ class LegacySession:
 
     def feed_messages(self, messages: list[Any]) -> None:
         self.touch()
-        self.transport.inbox.put_nowait(messages)
+        self.connection.take(messages)
         for message in messages:  # a cancelled request gets no answer: its stream must end anyway
             if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
                 params = message.get("params")
@@ -127,13 +135,14 @@ class LegacySession:
 
     def start_stream(
         self, feed: MessageFeed, first: dict[str, Any] | None, *, attached: bool
-    ) -> tuple[ResumableStream, asyncio.Queue[tuple[int, bytes] | None] | None]:
+    ) -> tuple[ResumableStream, Mailbox[tuple[int, bytes] | None] | None]:
         """Stream the rest of ``feed``'s request, resumably; the feed closes when its answer is out.
 
-        With ``attached``, also a queue that receives every event from the first on (ending
+        With ``attached``, also a mailbox that receives every event from the first on (ending
         with None), for the response that carries the stream.
         """
-        stream = ResumableStream(secrets.token_hex(8), self.store, feed, self._stream_finished)
+        stream_id = f"{self._stream_prefix}{next(self._stream_numbers)}"
+        stream = ResumableStream(stream_id, self.store, feed, self._stream_finished)
         self.streams[stream.stream_id] = stream
         sink = stream.attach() if attached else None
         stream.begin(first)
@@ -144,12 +153,18 @@ class LegacySession:
             self.close_feed(stream.feed.request_id)
         # A finished stream stays resumable for a while (its answer may not have reached the
         # client); only the newest ones are kept, so a long session does not grow without bound.
+        # The oldest are let go in batches: one task per batch rather than one per request.
         self._finished.append(stream.stream_id)
-        while len(self._finished) > _FINISHED_STREAMS_KEPT:
-            old = self._finished.popleft()
-            self.streams.pop(old, None)
-            self._forgetting.add(asyncio.get_running_loop().create_task(self.store.forget(old)))
+        if len(self._finished) >= 2 * _FINISHED_STREAMS_KEPT:
+            old = [self._finished.popleft() for _ in range(_FINISHED_STREAMS_KEPT)]
+            for stream_id in old:
+                self.streams.pop(stream_id, None)
             self._forgetting = {t for t in self._forgetting if not t.done()}
+            self._forgetting.add(asyncio.get_running_loop().create_task(self._forget(old)))
+
+    async def _forget(self, stream_ids: list[str]) -> None:
+        for stream_id in stream_ids:
+            await self.store.forget(stream_id)
 
     async def end(self) -> None:
         await self.transport.close()
@@ -158,7 +173,7 @@ class LegacySession:
             stream.detach()  # end any response still carrying it
             await self.store.forget(stream_id)
         self.streams.clear()
-        await asyncio.gather(self._runner, return_exceptions=True)
+        self.connection.finish("the HTTP session ended")
 
 
 class SessionRegistry:

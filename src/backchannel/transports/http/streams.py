@@ -19,14 +19,14 @@ __all__ = [
     "is_answer_to",
 ]
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
-from ...framing.sse import encode_event
+from ...framing.sse import encode_json_event
 from ...protocol.events import RequestId
+from .asgi import GONE, Mailbox
 from .event_store import EventStore
 
 SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no"}
@@ -63,23 +63,19 @@ class MessageFeed:
 
     def __init__(self, request_id: RequestId | None) -> None:
         self.request_id = request_id
-        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.queue: Mailbox[dict[str, Any]] = Mailbox()
         self.stream: ResumableStream | None = None
 
     def put(self, message: dict[str, Any]) -> None:
         if self.stream is not None:
             self.stream.deliver(message)
         else:
-            self.queue.put_nowait(message)
+            self.queue.put(message)
 
     async def first(self, wait: float) -> dict[str, Any] | None:
         """The first message, or None if none came within ``wait`` seconds."""
-        # A timeout scope rather than wait_for: on 3.11 wait_for costs a task per request.
-        try:
-            async with asyncio.timeout(wait):
-                return await self.queue.get()
-        except TimeoutError:
-            return None
+        message = await self.queue.get(wait)
+        return None if message is GONE else message
 
 
 class ResumableStream:
@@ -99,48 +95,50 @@ class ResumableStream:
         self.store = store
         self.feed = feed
         self.position = 0
-        self.finished = asyncio.Event()
+        self.finished = False
         self._on_finished = on_finished
-        self._sink: asyncio.Queue[tuple[int, bytes] | None] | None = None
+        self._sink: Mailbox[tuple[int, bytes] | None] | None = None
 
     def begin(self, first: dict[str, Any] | None) -> None:
         """Take over ``feed``: ``first`` and whatever is queued go out now, the rest as routed."""
         waiting = [first] if first is not None else []
         while not self.feed.queue.empty():
-            waiting.append(self.feed.queue.get_nowait())
+            item = self.feed.queue.get_nowait()
+            if item is not GONE:
+                waiting.append(item)
         self.feed.stream = self
         for message in waiting:
             self.deliver(message)
 
     def deliver(self, message: dict[str, Any]) -> None:
-        if self.finished.is_set():
+        if self.finished:
             return
         if message is CLOSE_STREAM:
             self.detach()
             return
         if message is not END_STREAM:
             self.position += 1
-            event = encode_event(encode_message(message).decode(), event_id=f"{self.stream_id}_{self.position}")
+            event = encode_json_event(encode_message(message), f"{self.stream_id}_{self.position}")
             self.store.store(self.stream_id, self.position, event)
             if self._sink is not None:
-                self._sink.put_nowait((self.position, event))
+                self._sink.put((self.position, event))
             if not is_answer_to(message, self.feed.request_id):
                 return
-        self.finished.set()
+        self.finished = True
         self.detach()
         self._on_finished(self)
 
-    def attach(self) -> asyncio.Queue[tuple[int, bytes] | None]:
-        """A new queue receiving every event from now on; ends with None. Replaces any earlier one."""
+    def attach(self) -> Mailbox[tuple[int, bytes] | None]:
+        """A new mailbox receiving every event from now on; ends with None. Replaces any earlier one."""
         self.detach()
-        sink: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
+        sink: Mailbox[tuple[int, bytes] | None] = Mailbox()
         self._sink = sink
-        if self.finished.is_set():
-            sink.put_nowait(None)
+        if self.finished:
+            sink.put(None)
         return sink
 
     def detach(self) -> None:
         """Close the attached response (the stream goes on, into the store)."""
         if self._sink is not None:
-            self._sink.put_nowait(None)
+            self._sink.put(None)
             self._sink = None
