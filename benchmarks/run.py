@@ -376,7 +376,7 @@ def report(
     out: list[str] = []
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     out += [
-        "# Benchmarks: the bench contract on five servers",
+        f"# Benchmarks: the bench contract on {len(names)} servers",
         "",
         f"Written by `python benchmarks/run.py` on {now}: {reps} interleaved repetitions "
         f"(each server started afresh in every repetition, order rotated), {seconds / 60:.1f} minutes. "
@@ -399,6 +399,8 @@ def report(
         "|---|---|---|---|---|---|---|",
     ]
     for target in TARGETS:
+        if target.against not in names:  # a run with --only that left the reference out
+            continue
         unit = next(m.unit for m in METRICS if m.key == target.key and m.transport == target.transport)
         mine = median_of(samples, "backchannel", target.transport, target.key)
         theirs = median_of(samples, target.against, target.transport, target.key)
@@ -425,6 +427,8 @@ def report(
         arrow = "↑" if metric.higher_is_better else "↓"
         out.append(f"| {metric.transport} | {metric.label} {arrow} | {metric.unit} | " + " | ".join(cells) + " |")
     for against, title in (("pysdk", "the official Python SDK"), ("floor", "the floor")):
+        if against not in names:
+            continue
         out += ["", f"## Ratios against {title}", ""]
         others = [n for n in names if n != against]
         out.append("| transport | measurement | " + " | ".join(labels[n] for n in others) + " |")

@@ -16,7 +16,7 @@ import functools
 import inspect
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any, Protocol
 
 from ..protocol.events import (
@@ -86,6 +86,8 @@ class Connection:
         self._tokens = itertools.count(1)
         self._flush_scheduled = False
         self._close_reason = "connection closed"
+        self._hold: RequestId | None = None  # see ``take``
+        self._held: Coroutine[Any, Any, None] | None = None
 
     # ------------------------------------------------------------ the loop
 
@@ -105,19 +107,28 @@ class Connection:
         finally:
             self._shutdown(reason)
 
-    def take(self, batch: list[Any]) -> None:
+    def take(self, batch: list[Any], *, hold: RequestId | None = None) -> Coroutine[Any, Any, None] | None:
         """Serve one inbound batch now, in the caller's turn: the push-fed way, instead of ``run``.
 
         A transport that is handed its messages (an HTTP POST) gives them here, sparing a
-        queue and a loop turn per message; handlers' tasks then start in the caller's
-        context (for HTTP, the request that carried them). ``finish`` ends such a connection.
+        queue and a loop turn per message. ``finish`` ends such a connection.
+
+        With ``hold``, the handler of that request (if it needs one: a plain synchronous
+        tool is answered at once) gets no task of its own: its coroutine is returned, and
+        the caller awaits it in its own task, the way an HTTP POST serves the request it
+        carries. A cancellation (the peer's, or the connection ending) stops the handler
+        there and ends the await, with no answer.
         """
         if self.closed.is_set():
-            return
+            return None
+        self._hold, self._held = hold, None
         try:
             self._take(batch)
         except ConnectionClosed as exc:
             self._shutdown(exc.message)
+        finally:
+            held, self._hold, self._held = self._held, None, None
+        return held
 
     def finish(self, reason: str) -> None:
         """A push-fed connection is over: fail what is pending and stop handlers (no answers)."""
@@ -156,6 +167,9 @@ class Connection:
                 if result is not None:
                     self._settle(event, result, None)
                     return
+            if self._hold is not None and event.id == self._hold and type(event.id) is type(self._hold):
+                self._held = self._serve_held(event)
+                return
             serving = asyncio.get_running_loop().create_task(self._serve(event))
             self._tasks[event.id] = serving
             serving.add_done_callback(functools.partial(self._served, event.id))
@@ -205,6 +219,16 @@ class Connection:
             self._flush()  # each answer has its own response: nothing to coalesce, no turn to wait
         else:
             self._schedule_flush()
+
+    async def _serve_held(self, request: RequestReceived) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        already = task.cancelling()
+        self._tasks[request.id] = task
+        await self._serve(request)  # it ends a cancelled handler quietly and forgets the request
+        # That cancellation was the handler's, not the caller's: its task goes on (to end its response).
+        while task.cancelling() > already:
+            task.uncancel()
 
     def _settle(self, request: RequestReceived, result: dict[str, Any] | None, failure: Exception | None) -> None:
         """The one place where a handler's outcome becomes the answer on the wire."""

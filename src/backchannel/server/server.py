@@ -9,7 +9,6 @@ from __future__ import annotations
 
 __all__ = ["Server"]
 
-import asyncio
 import inspect
 import os
 import weakref
@@ -337,9 +336,11 @@ class Server:
         """Serve Streamable HTTP with uvicorn on ``host:port`` (loopback unless told otherwise).
 
         URL-elicitation pages are served here too: ``url_elicitations.base_url`` defaults to
-        ``http://host:port`` (a wildcard host becomes loopback)."""
+        ``http://host:port`` (a wildcard host becomes loopback). The loop is uvloop when
+        installed (``runtime/loops.py``)."""
         import uvicorn
 
+        from ..runtime.loops import loop_name
         from .url_elicitation import UrlElicitations
 
         flows = UrlElicitations.of(self)
@@ -357,6 +358,7 @@ class Server:
             proxy_headers=False,
             server_header=False,
             date_header=False,
+            loop=loop_name(),
         )
 
     def capabilities(self) -> dict[str, Any]:
@@ -464,13 +466,17 @@ class Server:
         return tool.to_result(value)
 
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-        CURRENT_CONTEXT.set(Context(self, connection, request))
         method = request.method
         route = self._routes.get(method)
         allowed = self._allowed.get(request.version or "")
         if route is None or (allowed is not None and method not in allowed):
             raise MethodNotFound(f"Method not found: {method}")
-        result: dict[str, Any] = await route(request, connection)
+        # Reset afterwards: over HTTP the handler may run in the task of the POST that carried it.
+        token = CURRENT_CONTEXT.set(Context(self, connection, request))
+        try:
+            result: dict[str, Any] = await route(request, connection)
+        finally:
+            CURRENT_CONTEXT.reset(token)
         return result
 
     def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None:
@@ -519,8 +525,10 @@ class Server:
             await transport.close()
 
     def run(self, *, max_line_bytes: int | None = None) -> None:
-        """Serve on stdin/stdout until stdin closes."""
-        asyncio.run(self.run_stdio(max_line_bytes=max_line_bytes))
+        """Serve on stdin/stdout until stdin closes (on uvloop when installed: ``runtime/loops.py``)."""
+        from ..runtime import loops
+
+        loops.run(self.run_stdio(max_line_bytes=max_line_bytes), stdio=True)
 
     # ------------------------------------------------------------ routes
 

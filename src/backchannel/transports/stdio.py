@@ -118,11 +118,14 @@ class StdioServerTransport(_StreamTransport):
 
 
 def _is_pipe_like(stream: IO[bytes]) -> bool:
+    """Whether the event loop can watch ``stream``: a pipe, a socket or a terminal. Other
+    character devices (``/dev/null``) cannot be polled and are read like files."""
     try:
-        mode = os.fstat(stream.fileno()).st_mode
+        fd = stream.fileno()
+        mode = os.fstat(fd).st_mode
     except (OSError, ValueError):
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
 
 
 class StdioClientTransport(_StreamTransport):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 __all__ = ["HttpApp"]
 
+import asyncio
 import logging
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
@@ -43,7 +44,7 @@ from .auth import Authenticator, Principal
 from .event_store import EventStore, InMemoryEventStore, parse_event_id
 from .modern import serve_modern
 from .sessions import LegacySession, SessionRegistry
-from .streams import CLOSE_STREAM, SSE_HEADERS, MessageFeed, encode_message, is_answer_to
+from .streams import CLOSE_STREAM, END_STREAM, SSE_HEADERS, MessageFeed, encode_message, is_answer_to
 
 if TYPE_CHECKING:
     from ...server.server import Server
@@ -228,10 +229,53 @@ class HttpApp:
     async def _serve_request(
         self, session: LegacySession, message: dict[str, Any], receive: Receive, send: Send
     ) -> None:
+        """Answer a request POST: plain JSON when the answer is all there is, else a stream.
+
+        The POST's own task runs the request's handler (no task of its own, no hand-over
+        turn), and handlers run in the context of the HTTP request that carries them.
+        The first message the handler sends before its answer, or ``sse_after`` seconds
+        of silence, starts a writer task that streams the response while it goes on.
+        """
         request_id: RequestId = message["id"]
         feed = session.open_feed(request_id)
-        session.feed_messages([message])
-        first = await feed.first(self.sse_after)
+        handler = session.feed_messages([message], hold=request_id)
+        if handler is None:  # answered at once (a plain synchronous tool), or refused
+            await self._respond(session, feed, request_id, receive, send, self.sse_after)
+            return
+        loop = asyncio.get_running_loop()
+        writer: asyncio.Task[None] | None = None
+
+        def start_writer(message: dict[str, Any] | None = None) -> None:
+            nonlocal writer
+            if writer is None and (message is None or not is_answer_to(message, request_id)):
+                feed.on_put = None
+                timer.cancel()
+                writer = loop.create_task(self._respond(session, feed, request_id, receive, send, 0.0))
+
+        timer = loop.call_later(self.sse_after, start_writer)
+        feed.on_put = start_writer
+        try:
+            await handler
+        finally:
+            feed.on_put = None
+            timer.cancel()
+        if writer is not None:
+            await writer
+            return
+        if feed.queue.empty():  # the handler was stopped (cancelled): no answer will come
+            feed.put(END_STREAM)
+        await self._respond(session, feed, request_id, receive, send, 0.0)
+
+    async def _respond(
+        self,
+        session: LegacySession,
+        feed: MessageFeed,
+        request_id: RequestId,
+        receive: Receive,
+        send: Send,
+        wait: float,
+    ) -> None:
+        first = await feed.first(wait)
         if first is not None and is_answer_to(first, request_id):
             session.close_feed(request_id)
             await send_bytes(send, 200, encode_message(first), [*RAW_JSON_HEADERS, session.header_bytes])

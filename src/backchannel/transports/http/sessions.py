@@ -18,6 +18,7 @@ import logging
 import secrets
 import time
 from collections import deque
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from ...protocol.events import Outgoing, RequestId
@@ -113,9 +114,11 @@ class LegacySession:
     def touch(self) -> None:
         self.last_active = time.monotonic()
 
-    def feed_messages(self, messages: list[Any]) -> None:
+    def feed_messages(self, messages: list[Any], *, hold: RequestId | None = None) -> Coroutine[Any, Any, None] | None:
+        """Serve what a POST carried; with ``hold``, that request's handler is returned to run
+        in the POST's own task (see ``Connection.take``)."""
         self.touch()
-        self.connection.take(messages)
+        held = self.connection.take(messages, hold=hold)
         for message in messages:  # a cancelled request gets no answer: its stream must end anyway
             if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
                 params = message.get("params")
@@ -124,6 +127,7 @@ class LegacySession:
                 feed = self.transport.feeds.get(cancelled) if known else None  # type: ignore[arg-type]
                 if feed is not None:
                     feed.put(END_STREAM)
+        return held
 
     def open_feed(self, request_id: RequestId) -> MessageFeed:
         feed = MessageFeed(request_id)
