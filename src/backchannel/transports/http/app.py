@@ -16,6 +16,7 @@ from __future__ import annotations
 __all__ = ["HttpApp"]
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
@@ -188,6 +189,10 @@ class HttpApp:
             return
         if kind != "request":
             session.feed_messages([message])
+            if kind == "response":
+                # The handler this answer unblocked goes first: the result the client waits
+                # for leaves a write sooner, the 202 that nothing waits on right after.
+                await asyncio.sleep(0)
             await send_bytes(send, 202, b"", [session.header_bytes])
             return
         await self._serve_request(session, message, receive, send)
@@ -244,13 +249,14 @@ class HttpApp:
             return
         loop = asyncio.get_running_loop()
         writer: asyncio.Task[None] | None = None
+        streaming = _Streaming()
 
         def start_writer(message: dict[str, Any] | None = None) -> None:
             nonlocal writer
             if writer is None and (message is None or not is_answer_to(message, request_id)):
                 feed.on_put = None
                 timer.cancel()
-                writer = loop.create_task(self._respond(session, feed, request_id, receive, send, 0.0))
+                writer = loop.create_task(self._respond(session, feed, request_id, receive, send, 0.0, streaming))
 
         timer = loop.call_later(self.sse_after, start_writer)
         feed.on_put = start_writer
@@ -260,7 +266,8 @@ class HttpApp:
             feed.on_put = None
             timer.cancel()
         if writer is not None:
-            await writer
+            if not await _finish_for(writer, streaming, send):
+                await writer
             return
         if feed.queue.empty():  # the handler was stopped (cancelled): no answer will come
             feed.put(END_STREAM)
@@ -274,6 +281,7 @@ class HttpApp:
         receive: Receive,
         send: Send,
         wait: float,
+        streaming: _Streaming | None = None,
     ) -> None:
         first = await feed.first(wait)
         if first is not None and is_answer_to(first, request_id):
@@ -289,7 +297,9 @@ class HttpApp:
             await send({"type": "http.response.body", "body": priming, "more_body": False})
         else:
             assert sink is not None
-            await _forward(send, receive, priming, sink, 0)
+            if streaming is not None:
+                streaming.sink = sink
+            await _forward(send, receive, priming, sink, 0, streaming)
         session.touch()
 
     # ------------------------------------------------------------------- GET
@@ -391,8 +401,39 @@ async def _reject(send: Send, rejection: H.Rejection) -> None:
     await send_bytes(send, rejection.status, rejection.body(), headers)
 
 
+class _Streaming:
+    """A response its writer task copies from a stream's sink; ``parked`` while the writer
+    waits for the next event with nothing unsent (then another task may finish it)."""
+
+    __slots__ = ("parked", "sink")
+
+    def __init__(self) -> None:
+        self.sink: Mailbox[tuple[int, bytes] | None] | None = None
+        self.parked = False
+
+
+def _take_ready(sink: Mailbox[tuple[int, bytes] | None], after: int, buffer: bytearray) -> bool | None:
+    """Move the waiting events past ``after`` into ``buffer``: True if the stream ended,
+    None if the client left, False if more may come."""
+    while not sink.empty():
+        item: object = sink.get_nowait()  # the watcher may have put GONE in it
+        if item is GONE:
+            return None
+        if item is None:
+            return True
+        assert isinstance(item, tuple)
+        if item[0] > after:
+            buffer += item[1]
+    return False
+
+
 async def _forward(
-    send: Send, receive: Receive, opening: bytes, sink: Mailbox[tuple[int, bytes] | None], after: int
+    send: Send,
+    receive: Receive,
+    opening: bytes,
+    sink: Mailbox[tuple[int, bytes] | None],
+    after: int,
+    streaming: _Streaming | None = None,
 ) -> None:
     """Copy events from ``sink`` to the response until the stream ends or the client leaves.
 
@@ -405,24 +446,21 @@ async def _forward(
         buffer = bytearray(opening)
         try:
             while True:
-                finished = False
-                while not sink.empty():
-                    item: object = sink.get_nowait()  # the watcher may have put GONE in it
-                    if item is GONE:
-                        return
-                    if item is None:
-                        finished = True
-                        break
-                    assert isinstance(item, tuple)
-                    if item[0] > after:
-                        buffer += item[1]
-                if finished:
-                    await send({"type": "http.response.body", "body": bytes(buffer), "more_body": False})
+                ended = _take_ready(sink, after, buffer)
+                if ended is None:
                     return
-                if buffer:
-                    await send({"type": "http.response.body", "body": bytes(buffer), "more_body": True})
+                if ended or buffer:
+                    await send({"type": "http.response.body", "body": bytes(buffer), "more_body": not ended})
+                    if ended:
+                        return
                     buffer.clear()
-                waited = await next_or_gone(sink, gone)
+                if streaming is not None:
+                    streaming.parked = True
+                try:
+                    waited = await next_or_gone(sink, gone)
+                finally:
+                    if streaming is not None:
+                        streaming.parked = False
                 if waited is GONE:
                     return
                 if waited is None:
@@ -433,6 +471,22 @@ async def _forward(
                     buffer += event
         except OSError:
             return
+
+
+async def _finish_for(writer: asyncio.Task[None], streaming: _Streaming, send: Send) -> bool:
+    """End a POST's stream from the POST's own task when its handler has answered: if the
+    writer is parked and the stream's end is already in the sink, the rest goes out now,
+    sparing the turn that waking the writer would take. False if the writer must finish."""
+    sink = streaming.sink
+    if not streaming.parked or sink is None or not sink.ends_with(None) or writer.done():
+        return False
+    buffer = bytearray()
+    ended = _take_ready(sink, 0, buffer)
+    sink.put(GONE)  # parked, the writer holds nothing unsent: it wakes to this and stops quietly
+    if ended:
+        with contextlib.suppress(OSError):
+            await send({"type": "http.response.body", "body": bytes(buffer), "more_body": False})
+    return True
 
 
 async def _pump_plain(send: Send, receive: Receive, feed: MessageFeed) -> None:

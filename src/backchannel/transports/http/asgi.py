@@ -67,6 +67,10 @@ class Mailbox(Generic[T]):
     def empty(self) -> bool:
         return not self._items
 
+    def ends_with(self, item: object) -> bool:
+        """Whether ``item`` is the last thing put (and not yet taken)."""
+        return bool(self._items) and self._items[-1] is item
+
     def get_nowait(self) -> T | Literal[_Gone.GONE]:
         return self._items.popleft()
 
