@@ -31,7 +31,7 @@ import socket
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,9 +220,11 @@ class Peer:
     violations: list[str]
     elicitations: int
     cancelled: set[int | str]
+    ids: Iterator[int]
+    progress: dict[Any, ProgressLog]
 
     def new_id(self) -> int:
-        raise NotImplementedError
+        return next(self.ids)
 
     async def request(
         self, method: str, params: dict[str, Any] | None = None, *, rid: int | None = None
@@ -234,7 +236,7 @@ class Peer:
         raise NotImplementedError
 
     def track_progress(self, token: str, log: ProgressLog) -> None:
-        raise NotImplementedError
+        self.progress[token] = log
 
     async def result(self, method: str, params: dict[str, Any] | None = None, *, rid: int | None = None) -> Any:
         message = await self.request(method, params, rid=rid)
@@ -255,7 +257,7 @@ class StdioPeer(asyncio.SubprocessProtocol, Peer):
     def __init__(self) -> None:
         self.ids = itertools.count(1)
         self.pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
-        self.progress: dict[Any, ProgressLog] = {}
+        self.progress = {}
         self.by_request: dict[Any, ProgressLog] = {}
         self.cancelled = set()
         self.violations = []
@@ -344,12 +346,6 @@ class StdioPeer(asyncio.SubprocessProtocol, Peer):
     def _write(self, message: dict[str, Any]) -> None:
         assert self.stdin is not None
         self.stdin.write(orjson.dumps(message) + b"\n")
-
-    def new_id(self) -> int:
-        return next(self.ids)
-
-    def track_progress(self, token: str, log: ProgressLog) -> None:
-        self.progress[token] = log
 
     async def request(
         self, method: str, params: dict[str, Any] | None = None, *, rid: int | None = None
@@ -587,17 +583,11 @@ class HttpPeer(Peer):
         self.pid = pid
         self.ids = itertools.count(1)
         self.session_headers = b""
-        self.progress: dict[Any, ProgressLog] = {}
+        self.progress = {}
         self.cancelled = set()
         self.violations = []
         self.elicitations = 0
         self.answering: set[asyncio.Task[None]] = set()
-
-    def new_id(self) -> int:
-        return next(self.ids)
-
-    def track_progress(self, token: str, log: ProgressLog) -> None:
-        self.progress[token] = log
 
     async def request(
         self, method: str, params: dict[str, Any] | None = None, *, rid: int | None = None

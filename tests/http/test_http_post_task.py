@@ -177,8 +177,8 @@ def test_mailbox_gives_items_in_order_and_gone_on_timeout() -> None:
     asyncio.run(body())
 
 
-@pytest.mark.parametrize("cancel_first", [True, False])
-def test_a_cancelled_elicited_call_ends_its_stream_without_an_answer(cancel_first: bool) -> None:
+@pytest.mark.parametrize("reply_too", [True, False], ids=["cancel-then-late-reply", "cancel-only"])
+def test_a_cancelled_elicited_call_ends_its_stream_without_an_answer(reply_too: bool) -> None:
     async def body() -> None:
         app = build().http_app()
         wire = Wire(app)
@@ -196,7 +196,7 @@ def test_a_cancelled_elicited_call_ends_its_stream_without_an_answer(cancel_firs
                         "id": message["id"],
                         "result": {"action": "accept", "content": {"name": "x"}},
                     }
-                    order = [cancel, reply] if cancel_first else [cancel]
+                    order = [cancel, reply] if reply_too else [cancel]
                     for index, out in enumerate(order):
                         posting.append(asyncio.ensure_future(wire.post(f"after-{index}", out)))
 

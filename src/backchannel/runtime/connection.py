@@ -86,8 +86,6 @@ class Connection:
         self._tokens = itertools.count(1)
         self._flush_scheduled = False
         self._close_reason = "connection closed"
-        self._hold: RequestId | None = None  # see ``take``
-        self._held: Coroutine[Any, Any, None] | None = None
 
     # ------------------------------------------------------------ the loop
 
@@ -121,29 +119,28 @@ class Connection:
         """
         if self.closed.is_set():
             return None
-        self._hold, self._held = hold, None
         try:
-            self._take(batch)
+            return self._take(batch, hold)
         except ConnectionClosed as exc:
             self._shutdown(exc.message)
-        finally:
-            held, self._hold, self._held = self._held, None, None
-        return held
+            return None
 
     def finish(self, reason: str) -> None:
         """A push-fed connection is over: fail what is pending and stop handlers (no answers)."""
         self._flush()
         self._shutdown(reason)
 
-    def _take(self, batch: list[Any]) -> None:
+    def _take(self, batch: list[Any], hold: RequestId | None = None) -> Coroutine[Any, Any, None] | None:
         receive = self.session.receive_message
+        held = None
         for item in batch:
             if isinstance(item, MCPError):
                 self.session.receive_invalid(item)
                 continue
             for event in receive(item):
-                self._dispatch(event)
+                held = self._dispatch(event, hold) or held
         self._flush()
+        return held
 
     async def _let_handlers_finish(self) -> None:
         if self._tasks and self.finish_grace > 0:
@@ -151,7 +148,9 @@ class Connection:
             await asyncio.wait(list(self._tasks.values()), timeout=self.finish_grace)
             self._flush()
 
-    def _dispatch(self, event: Event) -> None:
+    def _dispatch(self, event: Event, hold: RequestId | None = None) -> Coroutine[Any, Any, None] | None:
+        """Act on one event; the handler of request ``hold``, if it needs one, is returned
+        instead of started (see ``take``)."""
         kind = type(event)
         if kind is RequestReceived:
             assert isinstance(event, RequestReceived)
@@ -163,13 +162,12 @@ class Connection:
                     result = self._answer_now(event, self)
                 except Exception as exc:
                     self._settle(event, None, exc)
-                    return
+                    return None
                 if result is not None:
                     self._settle(event, result, None)
-                    return
-            if self._hold is not None and event.id == self._hold and type(event.id) is type(self._hold):
-                self._held = self._serve_held(event)
-                return
+                    return None
+            if hold is not None and event.id == hold and type(event.id) is type(hold):
+                return self._serve_held(event)
             serving = asyncio.get_running_loop().create_task(self._serve(event))
             self._tasks[event.id] = serving
             serving.add_done_callback(functools.partial(self._served, event.id))
@@ -201,6 +199,7 @@ class Connection:
             self.handshake_completed = event
         elif kind is PeerClosed:
             pass
+        return None
 
     async def _serve(self, request: RequestReceived) -> None:
         try:

@@ -8,9 +8,10 @@ decoded) and ``None`` once the peer is gone.
 
 from __future__ import annotations
 
-__all__ = ["Transport", "TransportBroken", "TransportClosed", "wire_messages"]
+__all__ = ["PushedTransport", "Transport", "TransportBroken", "TransportClosed", "wire_messages"]
 
 import abc
+import asyncio
 from typing import Any
 
 from ..protocol.events import CancelIntent, Outgoing, RequestId
@@ -51,6 +52,25 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     async def close(self) -> None:
         """Release the transport; safe to call twice."""
+
+
+class PushedTransport(Transport):
+    """A transport whose inbound messages are handed to ``Connection.take`` as they arrive
+    (HTTP POSTs) rather than read: ``receive`` only reports the end, once it is closed."""
+
+    def __init__(self) -> None:
+        self._ended = asyncio.Event()
+
+    @property
+    def ended(self) -> bool:
+        return self._ended.is_set()
+
+    async def receive(self) -> list[Any] | None:
+        await self._ended.wait()
+        return None
+
+    async def close(self) -> None:
+        self._ended.set()
 
 
 def wire_messages(items: list[Outgoing]) -> list[dict[str, Any]]:

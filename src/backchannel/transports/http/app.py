@@ -266,7 +266,7 @@ class HttpApp:
             feed.on_put = None
             timer.cancel()
         if writer is not None:
-            if not await _finish_for(writer, streaming, send):
+            if not await _finish_for(streaming, send):
                 await writer
             return
         if feed.queue.empty():  # the handler was stopped (cancelled): no answer will come
@@ -312,10 +312,9 @@ class HttpApp:
         session = await self._existing_session(headers, principal, send)
         if session is None:
             return
-        base = {"mcp-session-id": session.session_id}
         last_event_id = headers.get("last-event-id")
         if last_event_id:
-            await self._resume(session, last_event_id, receive, send, base)
+            await self._resume(session, last_event_id, receive, send)
             return
         if session.transport.standalone is not None:
             await _reject(send, H.Rejection(409, InvalidRequest("a GET stream is already open for this session")))
@@ -323,16 +322,14 @@ class HttpApp:
         feed = MessageFeed(None)
         session.transport.standalone = feed
         try:
-            await send_start(send, 200, {**SSE_HEADERS, **base})
+            await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
             await send({"type": "http.response.body", "body": encode_comment("stream open"), "more_body": True})
             await _pump_plain(send, receive, feed)
         finally:
             if session.transport.standalone is feed:
                 session.transport.standalone = None
 
-    async def _resume(
-        self, session: LegacySession, last_event_id: str, receive: Receive, send: Send, base: dict[str, str]
-    ) -> None:
+    async def _resume(self, session: LegacySession, last_event_id: str, receive: Receive, send: Send) -> None:
         place = parse_event_id(last_event_id)
         stream = session.streams.get(place[0]) if place is not None else None
         if place is None or stream is None:  # not ours, or another session's stream: replay nothing
@@ -341,7 +338,7 @@ class HttpApp:
         stream_id, position = place
         sink = stream.attach() if stream is not None else None
         replay = await self.event_store.replay_after(stream_id, position)
-        await send_start(send, 200, {**SSE_HEADERS, **base})
+        await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
         last = position
         for number, event in replay:
             await send({"type": "http.response.body", "body": event, "more_body": True})
@@ -473,12 +470,12 @@ async def _forward(
             return
 
 
-async def _finish_for(writer: asyncio.Task[None], streaming: _Streaming, send: Send) -> bool:
+async def _finish_for(streaming: _Streaming, send: Send) -> bool:
     """End a POST's stream from the POST's own task when its handler has answered: if the
     writer is parked and the stream's end is already in the sink, the rest goes out now,
     sparing the turn that waking the writer would take. False if the writer must finish."""
     sink = streaming.sink
-    if not streaming.parked or sink is None or not sink.ends_with(None) or writer.done():
+    if not streaming.parked or sink is None or not sink.ends_with(None):
         return False
     buffer = bytearray()
     ended = _take_ready(sink, 0, buffer)

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 __all__ = ["serve_modern"]
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from ...framing import http as H
 from ...framing.sse import encode_json_event
 from ...protocol.events import Outgoing, RequestId
-from ..base import Transport, TransportClosed, wire_messages
+from ..base import PushedTransport, TransportClosed, wire_messages
 from .asgi import GONE, Receive, Send, next_or_gone, send_bytes, send_start, watching
 from .streams import SSE_HEADERS, MessageFeed, encode_message, is_answer_to
 
@@ -26,32 +25,21 @@ if TYPE_CHECKING:
 JSON_HEADERS = {"content-type": "application/json"}
 
 
-class _OneRequest(Transport):
-    """Hands the runtime one message, then waits until the response is done."""
+class _OneRequest(PushedTransport):
+    """Carries what the runtime sends about the one request to its response, until that is done."""
 
     #: Who sent the request (the authenticator's principal); ``ctx.principal`` reads it.
     principal: str | None = None
 
-    def __init__(self, message: dict[str, Any]) -> None:
-        self.feed = MessageFeed(message.get("id"))
-        self._pending: list[Any] | None = [message]
-        self._done = asyncio.Event()
-
-    async def receive(self) -> list[Any] | None:
-        if self._pending is not None:
-            batch, self._pending = self._pending, None
-            return batch
-        await self._done.wait()
-        return None
+    def __init__(self, request_id: RequestId) -> None:
+        super().__init__()
+        self.feed = MessageFeed(request_id)
 
     def write(self, items: list[Outgoing]) -> None:
-        if self._done.is_set():
+        if self.ended:
             raise TransportClosed("the response is finished")
         for message in wire_messages(items):
             self.feed.put(message)
-
-    async def close(self) -> None:
-        self._done.set()
 
 
 async def serve_modern(
@@ -63,11 +51,11 @@ async def serve_modern(
     sse_after: float,
     principal: str | None = None,
 ) -> None:
-    transport = _OneRequest(message)
+    request_id: RequestId = message["id"]
+    transport = _OneRequest(request_id)
     transport.principal = principal
     connection = server.connect(transport, finish_grace=0.0)
-    runner = asyncio.get_running_loop().create_task(connection.run())
-    request_id: RequestId = message["id"]
+    connection.take([message])
     try:
         async with watching(receive, transport.feed.queue) as gone:
             first = await next_or_gone(transport.feed.queue, gone, sse_after)
@@ -95,4 +83,4 @@ async def serve_modern(
                     return
     finally:
         await transport.close()
-        await asyncio.gather(runner, return_exceptions=True)
+        connection.finish("the response is finished")

@@ -22,7 +22,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from ...protocol.events import Outgoing, RequestId
-from ..base import Transport, TransportClosed, wire_messages
+from ..base import PushedTransport, TransportClosed, wire_messages
 from .asgi import Mailbox
 from .auth import Principal
 from .event_store import EventStore
@@ -35,27 +35,21 @@ logger = logging.getLogger("backchannel.http")
 _FINISHED_STREAMS_KEPT = 64
 
 
-class _SessionTransport(Transport):
+class _SessionTransport(PushedTransport):
     routes_by_request = True
     #: Who opened the session (the authenticator's principal); ``ctx.principal`` reads it.
     principal: Principal | None = None
 
     def __init__(self) -> None:
+        super().__init__()
         self.feeds: dict[RequestId, MessageFeed] = {}
         self.standalone: MessageFeed | None = None
-        self._closed = False
-        self._ended = asyncio.Event()
-
-    async def receive(self) -> list[Any] | None:
-        # POSTs hand their messages to ``Connection.take``; a reader only ever sees the end.
-        await self._ended.wait()
-        return None
 
     def write(self, items: list[Outgoing]) -> None:
         self.write_routed([(item, None) for item in items])
 
     def write_routed(self, items: list[tuple[Outgoing, RequestId | None]]) -> None:
-        if self._closed:
+        if self.ended:
             raise TransportClosed("the HTTP session has ended")
         for item, related in items:
             (message,) = wire_messages([item])
@@ -77,9 +71,8 @@ class _SessionTransport(Transport):
         return True
 
     async def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._ended.set()
+        if not self.ended:
+            await super().close()
             if self.standalone is not None:
                 self.standalone.put(CLOSE_STREAM)  # end the GET stream too
 

@@ -1,0 +1,69 @@
+"""``benchmarks/run.py``'s report: the verdict on each target, and runs that left servers out.
+
+The numbers are made up (the measurements themselves run in ``.ci/run``'s smoke and in a
+full ``run.py``); what is checked is how ratios become verdicts and which rows appear.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import run
+
+
+def _samples(factor: float, reps: int = 3) -> run.Samples:
+    """backchannel ``factor`` times better than the official SDK on every metric."""
+    samples: run.Samples = {}
+    for metric in run.METRICS:
+        theirs = 100.0
+        mine = theirs * factor if metric.higher_is_better else theirs / factor
+        for name, value in (("backchannel", mine), ("pysdk", theirs)):
+            rows = samples.setdefault((name, metric.transport), [{} for _ in range(reps)])
+            for row in rows:
+                row[metric.key] = value
+    return samples
+
+
+def _target_rows(text: str) -> dict[str, str]:
+    labels = {target.label for target in run.TARGETS}
+    rows = {}
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if cells and cells[0] in labels:
+            rows[cells[0]] = line
+    return rows
+
+
+def _specs(*names: str) -> list[run.Spec]:
+    return [run.Spec(name, name, ["true"], ["true"]) for name in names]
+
+
+def test_a_run_without_typescript_or_the_floor_reports_only_the_targets_it_measured() -> None:
+    text = run.report(_specs("backchannel", "pysdk"), _samples(100.0), {}, 3, 60.0, {})
+    rows = _target_rows(text)
+    expected = {t.label for t in run.TARGETS if t.against == "pysdk"}
+    assert set(rows) == expected  # no row compares against a server that did not run
+    assert all("**pass**" in row for row in rows.values())
+    assert "on 2 servers" in text and "Ratios against the floor" not in text
+
+
+@pytest.mark.parametrize(("factor", "verdict"), [(3.2, "**pass**"), (2.8, "**MISS**")])
+def test_http_ask_needs_three_times_the_official_sdk(factor: float, verdict: str) -> None:
+    samples = _samples(100.0)
+    for row in samples[("backchannel", "http")]:
+        row["ask_per_s"] = 100.0 * factor
+    rows = _target_rows(run.report(_specs("backchannel", "pysdk"), samples, {}, 3, 60.0, {}))
+    row = rows["HTTP ask ≥ 3x official Python SDK"]
+    assert verdict in row and f"{factor:.2f}x" in row
+
+
+def test_a_lower_is_better_target_misses_above_its_bound() -> None:
+    samples = _samples(100.0)
+    for row in samples[("backchannel", "stdio")]:
+        row["cold_start_ms"] = 45.0  # 0.45x the official SDK's 100 ms: over the 0.4x bound
+    rows = _target_rows(run.report(_specs("backchannel", "pysdk"), samples, {}, 3, 60.0, {}))
+    assert "**MISS**" in rows["cold start ≤ 0.4x official Python SDK (stdio)"]
