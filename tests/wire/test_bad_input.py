@@ -14,7 +14,6 @@ import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -185,25 +184,6 @@ def text_of(result: dict[str, Any]) -> str:
     text = content["text"]
     assert isinstance(text, str)
     return text
-
-
-@pytest.fixture
-def fresh() -> Iterator[WireServer]:
-    """A server that has not been initialized; it must exit cleanly and log no stray task errors."""
-    server = WireServer({"BC_MAX_LINE_BYTES": str(MAX_LINE)})
-    try:
-        yield server
-        stderr = server.close()
-        assert "never retrieved" not in stderr, stderr
-    finally:
-        server.kill()
-
-
-@pytest.fixture
-def wire(fresh: WireServer) -> WireServer:
-    """A server after the handshake-era handshake."""
-    fresh.initialize()
-    return fresh
 
 
 # ------------------------------------------------------------ framing and shape

@@ -62,6 +62,7 @@ from ..types.errors import (
     ParseError,
     UnsupportedProtocolVersion,
 )
+from .codec import decode_json
 from .mirrored_headers import (
     MAX_SAFE_INTEGER,
     NAMED_METHODS,
@@ -85,7 +86,6 @@ LOCALHOST_ORIGINS: tuple[str, ...] = ("http://localhost:*", "http://127.0.0.1:*"
 
 _VERSION_ASSUMED_WITHOUT_HEADER = "2025-03-26"
 _encode_json = msgspec.json.Encoder().encode
-_decode_json = msgspec.json.Decoder().decode
 
 
 # -- the endpoint: HTTP method, Host and Origin, Accept --------------------------------
@@ -246,9 +246,9 @@ def parse_post_body(headers: Mapping[str, str], body: bytes, *, max_bytes: int) 
     if len(body) > max_bytes:
         return _reject(413, InvalidRequest(f"Payload Too Large: the body exceeds {max_bytes} bytes"))
     try:
-        message = _decode_json(body)
-    except msgspec.DecodeError as exc:
-        return _reject(400, ParseError(f"Parse error: {exc}"))
+        message = decode_json(body)
+    except ParseError as exc:  # bad JSON, or nested deeper than codec.MAX_NESTING_DEPTH
+        return _reject(400, exc)
     if isinstance(message, list):
         return _reject(400, InvalidRequest("JSON-RPC batches are not supported; send one message per POST"))
     if not isinstance(message, dict):

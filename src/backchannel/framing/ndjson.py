@@ -11,22 +11,20 @@ __all__ = ["DEFAULT_MAX_LINE_BYTES", "LineDecoder", "encode_line", "encode_lines
 from collections.abc import Iterable
 from typing import Any
 
-import msgspec
+from ..types.errors import InvalidRequest, MCPError
+from .codec import decode_json, encode_message, encode_messages
 
-from ..types.errors import InvalidRequest, MCPError, ParseError
-
-#: Four MiB: far above any sane message, far below what would hurt memory.
+#: Four MiB: far above any sane message, far below what would hurt memory. (The other
+#: limit on what a line may hold is ``codec.MAX_NESTING_DEPTH``: 128 levels of nesting.)
 DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024
-
-_decode = msgspec.json.Decoder().decode
-_encoder = msgspec.json.Encoder()
 
 
 class LineDecoder:
     """Feed bytes as they arrive; get back whole messages.
 
     Each item returned is a decoded JSON value or an ``MCPError`` (-32700 for
-    bad JSON, -32600 for a line over ``max_line_bytes``) to report to the peer.
+    bad JSON or nesting deeper than ``codec.MAX_NESTING_DEPTH``, -32600 for a
+    line over ``max_line_bytes``) to report to the peer.
     """
 
     def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
@@ -75,18 +73,21 @@ class LineDecoder:
         if not line.strip():
             return
         try:
-            items.append(_decode(line))
-        except msgspec.DecodeError as exc:
-            items.append(ParseError(f"Parse error: {exc}"))
+            items.append(decode_json(line))
+        except MCPError as exc:
+            items.append(exc)
 
     def _too_long(self) -> MCPError:
         return InvalidRequest(f"message larger than the limit of {self.max_line_bytes} bytes; it was skipped")
 
 
 def encode_line(message: Any) -> bytes:
-    return _encoder.encode(message) + b"\n"
+    """One message as a line; see ``codec.encode_message`` for one that can't be encoded."""
+    data = encode_message(message)
+    return data + b"\n" if data else data
 
 
 def encode_lines(messages: Iterable[Any]) -> bytes:
-    """Several messages as one write: one syscall for a burst of answers."""
-    return _encoder.encode_lines(messages)
+    """Several messages as one write: one syscall for a burst of answers. A message that
+    can't be encoded costs only itself (``codec.encode_messages``)."""
+    return encode_messages(messages)

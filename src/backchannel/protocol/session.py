@@ -226,6 +226,18 @@ class Session:
         """
         self._queue_error(None, error)
 
+    def refuse(self, request_id: RequestId, error: MCPError, *, received: bool) -> None:
+        """Answer the peer's request ``request_id`` with ``error`` and forget it: the runtime's
+        last resort when handling it failed unexpectedly. ``received`` says whether the
+        request had become an event (then only a request still waiting is answered, never
+        one answered or cancelled already) or failed while being read."""
+        record = self._inbound.pop(request_id, None)
+        if record is None and received:
+            return
+        if record is not None and record.state is InboundState.CANCELLED:
+            return
+        self._queue_error(request_id, error)
+
     def _receive_request(self, request_id: RequestId, method: str, params: dict[str, Any]) -> list[Event]:
         if request_id in self._inbound:
             raise InvalidRequest(f"request id {request_id!r} is already in use by a request in flight")

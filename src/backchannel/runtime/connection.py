@@ -137,10 +137,29 @@ class Connection:
             if isinstance(item, MCPError):
                 self.session.receive_invalid(item)
                 continue
-            for event in receive(item):
-                held = self._dispatch(event, hold) or held
+            # A bug of ours that one message trips must cost that message only, never the
+            # connection: the peer gets -32603 for it and the next message is read as usual.
+            try:
+                events = receive(item)
+            except Exception:
+                self._refuse_after_bug(item, received=False)
+                continue
+            for event in events:
+                try:
+                    held = self._dispatch(event, hold) or held
+                except Exception:
+                    self._refuse_after_bug(item, received=True)
         self._flush()
         return held
+
+    def _refuse_after_bug(self, item: Any, *, received: bool) -> None:
+        request_id = item.get("id") if type(item) is dict and "method" in item else None
+        method = item.get("method") if type(item) is dict else None
+        stage = "dispatching" if received else "reading"
+        logger.exception("internal error while %s %r (request %r)", stage, method, request_id)
+        if (type(request_id) is int or type(request_id) is str) and request_id not in self._tasks:
+            error = InternalError(f"Internal error while handling {method}")
+            self.session.refuse(request_id, error, received=received)
 
     async def _let_handlers_finish(self) -> None:
         if self._tasks and self.finish_grace > 0:

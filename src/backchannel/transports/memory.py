@@ -13,10 +13,10 @@ from typing import Any
 
 import msgspec
 
+from ..framing.codec import encode_message
 from ..protocol.events import Outgoing
 from .base import Transport, TransportBroken, wire_messages
 
-_encode = msgspec.json.encode
 _decode = msgspec.json.decode
 
 
@@ -37,7 +37,9 @@ class MemoryTransport(Transport):
     def write(self, items: list[Outgoing]) -> None:
         if self._closed:
             raise TransportBroken("the memory transport is closed")
-        self._outbox.put_nowait([_decode(_encode(m)) for m in wire_messages(items)])
+        # encode_message stands in for a message that can't be encoded (b"" when it is dropped).
+        encoded = [encode_message(m) for m in wire_messages(items)]
+        self._outbox.put_nowait([_decode(data) for data in encoded if data])
 
     async def close(self) -> None:
         if not self._closed:
