@@ -30,6 +30,7 @@ from backchannel.protocol.events import CancelIntent, NotificationReceived, Prog
 from backchannel.runtime.connection import Connection
 from backchannel.server import Server
 from backchannel.server.context import Context
+from backchannel.transports.base import TransportBroken
 from backchannel.transports.http.client import HttpClientTransport
 from backchannel.types.content import TextContent
 
@@ -263,6 +264,14 @@ def test_stateless_stream_that_ends_early_fails_without_resuming() -> None:
         (502, "<html><body>Bad gateway</body></html>", "text/html", -32603, "HTTP 502 from server: <html>"),
         (400, "", "text/plain", -32603, "HTTP 400 from server: (empty body)"),
         (200, "not json", "application/json", -32603, "HTTP 200 from server with a body that is not JSON"),
+        # Nested past MAX_NESTING_DEPTH: a clear error for the request, never a RecursionError.
+        (
+            200,
+            "[" * 1000 + "]" * 1000,
+            "application/json",
+            -32603,
+            "HTTP 200 from server with a body that is not JSON (Parse error: JSON nested deeper",
+        ),
     ],
 )
 def test_error_statuses_become_the_answer_to_the_request(
@@ -305,7 +314,9 @@ def test_404_on_a_session_request_says_the_session_expired() -> None:
     run(main)
 
 
-def test_connection_refused_answers_the_request_with_the_url() -> None:
+def test_connection_refused_ends_the_transport_with_the_url() -> None:
+    """Nothing listens: no request can succeed, so the transport ends (the connection then
+    fails every pending call with ``ConnectionClosed``) and refuses further writes."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # closed again: nothing listens there
@@ -316,12 +327,15 @@ def test_connection_refused_answers_the_request_with_the_url() -> None:
         await transport.start()
         try:
             transport.write([request(1, "initialize", {})])
-            [error] = await answer(transport, 1)
+            for _ in range(2):  # every later receive sees the end too
+                with pytest.raises(TransportBroken) as ended:
+                    await transport.receive()
+                assert f"the server at {url} cannot be reached: ConnectError" in ended.value.message
+                assert "Connection refused" in ended.value.message
+            with pytest.raises(TransportBroken):
+                transport.write([request(2, "ping")])
         finally:
             await transport.close()
-        assert error["error"]["code"] == -32603
-        assert f"POST {url} failed: ConnectError" in error["error"]["message"]
-        assert await transport.receive() is None
 
     run(main)
 

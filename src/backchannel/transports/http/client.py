@@ -12,8 +12,13 @@ polling), cancellation is ``notifications/cancelled``, and a ``GET`` stream
 listens for messages that belong to no request.
 
 Whatever goes wrong with the HTTP exchange of a request (an error status, a
-body that is not JSON, a refused connection, a stream that ends early) becomes
-a JSON-RPC error answer to that request, so no caller waits forever.
+body that is not JSON, a stream that ends early) becomes a JSON-RPC error answer
+to that request, so no caller waits forever. A server that cannot be reached at
+all is another matter: a refused connection (or a connect timeout) ends the
+transport, so every pending call fails at once with ``ConnectionClosed`` and so
+does every later one. A connection cut under a request is not taken as proof
+either way: one GET asks whether anything still serves the URL, and only a
+stream whose server still answers is resumed.
 """
 
 from __future__ import annotations
@@ -23,21 +28,24 @@ __all__ = ["HttpClientTransport"]
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import msgspec
 
 from ...framing import http as H
+from ...framing.codec import decode_json
 from ...framing.sse import SSEDecoder, SSEEvent, SSEEventTooLarge
 from ...protocol.events import CancelIntent, Outgoing, RequestId
 from ...types import meta as M
-from ...types.errors import INTERNAL_ERROR, INVALID_PARAMS
-from ..base import Transport, TransportClosed
+from ...types.errors import INTERNAL_ERROR, INVALID_PARAMS, ParseError
+from ..base import Transport, TransportBroken, TransportClosed
 
 logger = logging.getLogger("backchannel.http")
+_T = TypeVar("_T")
 
 _ACCEPT_BOTH = "application/json, text/event-stream"
 _SSE = "text/event-stream"
@@ -46,7 +54,21 @@ _ERROR_BODY_LIMIT = 64 * 1024
 _SNIPPET = 200
 _DELETE_TIMEOUT = 5.0
 _NETWORK_ERRORS = (httpx.HTTPError, OSError)
-_decode = msgspec.json.decode
+#: Nothing accepted our connection: the server is gone (or was never there), so no request can succeed.
+_UNREACHABLE = (httpx.ConnectError, httpx.ConnectTimeout)
+#: The connection broke under a request: the server may have died, or only this connection did.
+_CUT = (
+    httpx.ReadError,
+    httpx.WriteError,
+    httpx.CloseError,
+    httpx.RemoteProtocolError,
+    httpx.ReadTimeout,
+    httpx.WriteTimeout,
+    OSError,
+)
+#: How long the reachability check may take, per attempt; a dead pooled connection costs one more attempt.
+_PROBE_TIMEOUT = httpx.Timeout(10.0)
+_PROBE_ATTEMPTS = 2
 _encode = msgspec.json.encode
 
 
@@ -93,6 +115,10 @@ class HttpClientTransport(Transport):
     closes only a client it created. ``open_get_stream`` opens the handshake-era
     ``GET`` stream once the session is ready. ``max_reconnects`` bounds the
     consecutive reconnections of one SSE stream that bring nothing new.
+
+    When the server cannot be reached (a refused connection, a connect timeout),
+    ``receive`` raises ``TransportBroken`` and ``write`` refuses: the connection
+    then fails every pending call with ``ConnectionClosed``.
     """
 
     def __init__(
@@ -121,7 +147,10 @@ class HttpClientTransport(Transport):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sender: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
+        self._probe: asyncio.Task[bool] | None = None
         self._closed = False
+        #: Why the server is taken for gone, once it is: the transport is over.
+        self._unreachable: str | None = None
 
     # ------------------------------------------------------------ interface
 
@@ -132,11 +161,15 @@ class HttpClientTransport(Transport):
         batch = await self._inbox.get()
         if batch is None:
             self._inbox.put_nowait(None)  # every later call sees the end too
+            if self._unreachable is not None:
+                raise TransportBroken(self._unreachable)
         return batch
 
     def write(self, items: list[Outgoing]) -> None:
         if self._closed:
             raise TransportClosed("the HTTP transport is closed")
+        if self._unreachable is not None:
+            raise TransportBroken(self._unreachable)
         for item in items:
             if isinstance(item, CancelIntent):
                 self._cancel(item)
@@ -157,7 +190,7 @@ class HttpClientTransport(Transport):
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        if self.session_id is not None:
+        if self.session_id is not None and self._unreachable is None:  # no DELETE to a server that is gone
             await self._delete_session()
         if self._owns_client:
             await self._http.aclose()
@@ -239,6 +272,11 @@ class HttpClientTransport(Transport):
                 sent.set()
                 await self._read_answer(response, post, "mcp-session-id" in headers)
         except _NETWORK_ERRORS as exc:
+            if isinstance(exc, _UNREACHABLE):
+                self._give_up(exc)
+                return
+            if isinstance(exc, _CUT) and not await self._reachable():
+                return  # the transport is over: the connection fails every pending call
             if exchange is None:
                 logger.warning("POST of %s to %s failed: %s", _label(message), self.url, _describe(exc))
             self._fail(exchange, f"POST {self.url} failed: {_describe(exc)}")
@@ -270,9 +308,12 @@ class HttpClientTransport(Transport):
         elif status != 202:
             body = await response.aread()
             try:
-                decoded = _decode(body)
-            except msgspec.DecodeError:
-                self._fail(exchange, f"HTTP {status} from server with a body that is not JSON: {_snippet(body)}")
+                decoded = decode_json(body)
+            except ParseError as exc:  # not JSON, or nested past codec.MAX_NESTING_DEPTH
+                self._fail(
+                    exchange,
+                    f"HTTP {status} from server with a body that is not JSON ({exc.message}): {_snippet(body)}",
+                )
                 return
             self._deliver(decoded if isinstance(decoded, list) else [decoded])
         self._fail(exchange, f"HTTP {status} from server ended without an answer to {exchange.method}")
@@ -280,6 +321,7 @@ class HttpClientTransport(Transport):
     async def _read_request_stream(self, response: httpx.Response, exchange: _Exchange) -> None:
         decoder = SSEDecoder()
         problem = "the server closed the stream before answering"
+        cut = False
         try:
             await self._read_events(response, decoder)
         except SSEEventTooLarge as exc:
@@ -287,7 +329,12 @@ class HttpClientTransport(Transport):
             return
         except _NETWORK_ERRORS as exc:
             problem = f"the stream broke: {_describe(exc)}"
+            cut = isinstance(exc, _CUT)
         if exchange.answered or exchange.abandoned:
+            return
+        # Waiting ``retry`` before learning that the server died would keep every caller waiting
+        # for nothing; a server that is still there is resumed (or blamed) as usual.
+        if cut and not await self._reachable():
             return
         if exchange.stateless or decoder.last_event_id is None:
             self._fail(exchange, f"{problem} (POST {self.url}, {exchange.method})")
@@ -321,6 +368,9 @@ class HttpClientTransport(Transport):
             except SSEEventTooLarge as exc:
                 self._fail(exchange, f"the server sent an SSE event larger than {exc.limit} bytes")
                 return
+            except _UNREACHABLE as exc:
+                self._give_up(exc)  # nothing to resume from: no backoff against a refused connection
+                return
             except _NETWORK_ERRORS as exc:
                 problem = f"GET {self.url} failed: {_describe(exc)}"
             if decoder.last_event_id != before:
@@ -343,6 +393,9 @@ class HttpClientTransport(Transport):
                     delivered = await self._read_events(response, decoder)
             except SSEEventTooLarge as exc:
                 logger.warning("closing the GET stream from %s: %s", self.url, exc)
+            except _UNREACHABLE as exc:
+                self._give_up(exc)
+                return
             except _NETWORK_ERRORS as exc:
                 logger.debug("the GET stream from %s broke: %s", self.url, _describe(exc))
             idle = 0 if delivered or decoder.last_event_id != before else idle + 1
@@ -372,9 +425,9 @@ class HttpClientTransport(Transport):
             if not event.data or event.event != "message":
                 continue  # a priming event (id, empty data), or a type MCP does not use
             try:
-                messages.append(_decode(event.data))
-            except msgspec.DecodeError:
-                logger.warning("skipping an SSE event from %s that is not JSON: %s", self.url, event.data[:_SNIPPET])
+                messages.append(decode_json(event.data))
+            except ParseError as exc:
+                logger.warning("skipping an SSE event from %s (%s): %s", self.url, exc, event.data[:_SNIPPET])
         self._deliver(messages)
         return len(messages)
 
@@ -396,7 +449,7 @@ class HttpClientTransport(Transport):
 
     def _deliver(self, messages: list[Any]) -> None:
         batch = [self._inspect(message) for message in messages if isinstance(message, dict)]
-        if batch and not self._closed:
+        if batch and not self._closed and self._unreachable is None:
             self._inbox.put_nowait(batch)
 
     def _inspect(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -442,9 +495,55 @@ class HttpClientTransport(Transport):
             return
         self._deliver([{"jsonrpc": "2.0", "id": exchange.request_id, "error": {"code": code, "message": message}}])
 
+    # ------------------------------------------------------- a server gone
+
+    async def _reachable(self) -> bool:
+        """Whether anything still serves our URL, after a connection broke under a request.
+
+        Every request cut at the same moment (the server died) shares one check. When the
+        answer is no, the transport is over before this returns.
+        """
+        if self._probe is None or self._probe.done():
+            self._probe = self._spawn(self._check_reachable())
+        return await asyncio.shield(self._probe)
+
+    async def _check_reachable(self) -> bool:
+        # A GET without the session: it opens no stream and touches no state, and any HTTP
+        # answer, even an error status, proves that something serves the URL.
+        headers = httpx.Headers(self.headers)
+        headers["accept"] = _SSE
+        failure: BaseException | None = None
+        for _ in range(_PROBE_ATTEMPTS):  # a pooled connection the server had dropped fails once, harmlessly
+            try:
+                async with self._http.stream("GET", self.url, headers=headers, timeout=_PROBE_TIMEOUT):
+                    return True
+            except _UNREACHABLE as exc:
+                failure = exc
+                break
+            except httpx.TimeoutException:
+                return True  # it took the connection and is slow to answer: not gone
+            except _NETWORK_ERRORS as exc:
+                failure = exc  # it took the connection and dropped it without an HTTP answer
+        assert failure is not None
+        self._give_up(failure)
+        return False
+
+    def _give_up(self, exc: BaseException) -> None:
+        """The server cannot be reached: end the transport, so that every pending call fails
+        now with ``ConnectionClosed`` (instead of each retrying a server that is not there)."""
+        if self._closed or self._unreachable is not None:
+            return
+        self._unreachable = f"the server at {self.url} cannot be reached: {_describe(exc)}"
+        logger.info("%s; closing the HTTP transport", self._unreachable)
+        current = asyncio.current_task()
+        for task in (self._sender, self._listener, *self._tasks):
+            if task is not None and task is not current:
+                task.cancel()
+        self._inbox.put_nowait(None)
+
     # ------------------------------------------------------------ lifecycle
 
-    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    def _spawn(self, coroutine: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -497,8 +596,8 @@ async def _read_limited(response: httpx.Response) -> bytes:
 
 def _jsonrpc_error(body: bytes) -> dict[str, Any] | None:
     try:
-        decoded = _decode(body)
-    except msgspec.DecodeError:
+        decoded = decode_json(body)
+    except ParseError:
         return None
     error = decoded.get("error") if isinstance(decoded, dict) else None
     if isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str):
@@ -518,4 +617,19 @@ def _label(message: dict[str, Any]) -> str:
 
 def _describe(exc: BaseException) -> str:
     text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    described = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    # httpx says "All connection attempts failed"; the system's reason ("Connection refused") is further down.
+    reason = _system_reason(exc)
+    return f"{described} ({reason})" if reason and reason not in described else described
+
+
+def _system_reason(exc: BaseException) -> str | None:
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    reason = None
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, OSError) and isinstance(cause.errno, int) and cause.errno > 0:
+            reason = os.strerror(cause.errno)
+        cause = cause.__cause__ or cause.__context__
+    return reason
