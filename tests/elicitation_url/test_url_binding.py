@@ -61,9 +61,10 @@ def test_a_forwarded_url_without_the_code_is_refused() -> None:
                 assert refused.status_code == 403 and f"{left} tr" in refused.text
                 assert flow.status == "pending"
             closed = await someone_else.confirm(flow.url, "1111-1111")
-            assert closed.status_code == 403 and "no longer works" in closed.text
-            assert flow.status == "failed" and flow.outcome == "cancel"
-            assert (await someone_else.confirm(flow.url, flow.code or "")).status_code == 404
+            assert closed.status_code == 410 and "no longer works" in closed.text
+            # The link is used up, not the owner's flow (issue 12, item 9).
+            assert flow.status == "pending" and flow.outcome is None and flow.spent
+            assert (await someone_else.confirm(flow.url, flow.code or "")).status_code == 410
 
     run(body)
 

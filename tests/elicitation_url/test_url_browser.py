@@ -272,3 +272,46 @@ def test_a_forwarded_link_is_refused_in_someone_elses_browser(tmp_path: Path) ->
             assert set(deployment.github.vault) == {"alice"}
 
     run(body, timeout=90)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_wrong_codes_from_a_link_holder_leave_the_owner_a_fresh_link(era: str, tmp_path: Path) -> None:
+    example = _example()
+    person = Person()
+
+    async def body() -> None:
+        async with (
+            example.running() as deployment,
+            mcp_client(deployment, era, person) as (client, _),
+            browsers(tmp_path) as open_browser,
+        ):
+            call = asyncio.create_task(client.call_tool("github_profile"))
+            first = await person.seen.get()
+            bob, alice = await open_browser("bob"), await open_browser("alice")
+
+            # Bob got the link but not the code: five wrong codes use the link up, not Alice's flow.
+            await bob.goto(first.url)
+            for _ in range(4):
+                await bob.fill("#code", "1234-5678")
+                await bob.click("#continue")
+                assert "does not match" in await bob.inner_text("#problem")
+            await bob.fill("#code", "1234-5678")
+            await bob.click("#continue")
+            assert await bob.inner_text("#title") == "Link used up"
+            assert "fresh link" in await bob.inner_text("body")
+
+            # A fresh link reaches Alice's client within the same call, which goes on waiting.
+            waiting = asyncio.ensure_future(person.seen.get())
+            await asyncio.wait({waiting, call}, return_when=asyncio.FIRST_COMPLETED)
+            assert waiting.done(), f"the call ended instead: {call.result()!r}"
+            fresh = waiting.result()
+            assert not call.done() and fresh.url != first.url
+            await alice.goto(first.url)
+            assert await alice.inner_text("#title") == "Link used up"
+            await confirm(alice, fresh.url, code_in(fresh.message))
+            await sign_in(alice, "octocat")
+            await alice.wait_for_selector("#done")
+            assert text_of(await call) == "Connected to GitHub as octocat."
+            assert set(deployment.github.vault) == {"alice"}
+
+    run(body, timeout=90)

@@ -26,6 +26,7 @@ from _url_harness import ERAS, Person, code_in, run, text_of
 from backchannel import Client, Context, Server
 from backchannel.client.url_flow import UrlElicitation
 from backchannel.server.server import _http_base
+from backchannel.server.url_elicitation import UrlElicitations
 from backchannel.transports.memory import memory_pair
 
 PEER = Path(__file__).resolve().parents[1] / "peers" / "backchannel_server.py"
@@ -187,6 +188,38 @@ def test_the_listener_outlives_a_connection_while_another_is_open() -> None:
         await two_server.close()
         await serving[1]
         assert not flows.listening
+
+    run(body, timeout=30)
+
+
+def test_the_side_listener_answers_only_to_loopback_host_names() -> None:
+    """DNS rebinding: a page elsewhere points its own name at 127.0.0.1 and reaches the
+    listener from the person's browser. Only loopback names in ``Host`` get through."""
+    flows = UrlElicitations()
+
+    async def body() -> None:
+        base = await flows.serve_pages()
+        try:
+            port = urlsplit(base).port
+            flow = flows.start("Confirm in your browser.")
+            assert flow.code is not None
+            async with httpx.AsyncClient(timeout=10) as browser:
+                for host in ("attacker.test", f"attacker.test:{port}", f"127.0.0.1.attacker.test:{port}", "10.0.0.1"):
+                    for response in (
+                        await browser.get(flow.url, headers={"host": host}),
+                        await browser.post(flow.url, data={"code": flow.code}, headers={"host": host}),
+                    ):
+                        assert response.status_code == 403, (host, response.text)
+                        error = response.json()["error"]
+                        assert error["code"] == -32600 and "Host" in error["message"]
+                assert flow.status == "pending"  # the right code under a foreign name never reached the page
+                for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", "localhost"):
+                    page = await browser.get(flow.url, headers={"host": host})
+                    assert page.status_code == 200 and 'name="code"' in page.text
+                done = await browser.post(flow.url, data={"code": flow.code}, headers={"host": f"localhost:{port}"})
+                assert done.status_code == 200 and flow.status == "complete"
+        finally:
+            await flows.stop_pages()
 
     run(body, timeout=30)
 

@@ -7,6 +7,12 @@ other interface), serves ``app`` there with uvicorn as a task of the current loo
 and gives its base URL; ``stop()`` ends it. uvicorn is imported only by ``start()``:
 a server that never starts a listener loads no HTTP stack. The listener installs
 no signal handlers and leaves the process's logging configuration alone.
+
+Binding to loopback keeps other machines out, not other web sites: a page elsewhere
+can point a name of its own at 127.0.0.1 (DNS rebinding) and talk to the listener
+from the person's browser. So every request must name the listener by a loopback
+name in ``Host`` (``127.0.0.1``, ``localhost`` or ``[::1]``, any port); any other Host
+gets a 403 with a JSON-RPC error body, as on the MCP endpoint, and never reaches ``app``.
 """
 
 from __future__ import annotations
@@ -20,13 +26,17 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
+from ...framing.http import LOCALHOST_HOSTS, check_host_and_origin
+from .asgi import Receive, Scope, Send, header_map, send_bytes
+
 logger = logging.getLogger("backchannel.http.loopback")
 
 LOOPBACK = "127.0.0.1"
 
 
 class LoopbackListener:
-    """``app`` (ASGI) served on ``http://127.0.0.1:<free port>`` until ``stop()``."""
+    """``app`` (ASGI) served on ``http://127.0.0.1:<free port>`` until ``stop()``, to
+    requests whose ``Host`` is a loopback name only."""
 
     def __init__(self, app: Any, *, startup_timeout: float = 10.0, shutdown_timeout: float = 5.0) -> None:
         self.app = app
@@ -65,7 +75,9 @@ class LoopbackListener:
             sock.bind((LOOPBACK, 0))
             sock.setblocking(False)
             config = uvicorn.Config(
-                self.app,
+                self._guarded,
+                interface="asgi3",  # a bound method: uvicorn's guess would take it for ASGI2
+                proxy_headers=False,  # nothing proxies to a loopback side listener; trust no X-Forwarded-*
                 lifespan="off",
                 log_config=None,
                 access_log=False,
@@ -92,6 +104,18 @@ class LoopbackListener:
         self.port = sock.getsockname()[1]
         logger.info("serving out-of-band pages on %s", self.base_url)
         return self.base_url
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            # Origin is left to the app: a form posted from a no-referrer page says
+            # ``Origin: null``, and the pages check the poster themselves.
+            headers = header_map(scope)
+            rejection = check_host_and_origin(headers, allowed_hosts=LOCALHOST_HOSTS, allowed_origins=("*",))
+            if rejection is not None:
+                logger.info("refused a request for Host %r", headers.get("host"))
+                await send_bytes(send, rejection.status, rejection.body(), rejection.headers)
+                return
+        await self.app(scope, receive, send)
 
     async def stop(self) -> None:
         """Stop serving and close the socket; does nothing when not running."""
