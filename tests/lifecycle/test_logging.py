@@ -315,7 +315,7 @@ def test_default_redaction_of_keys_and_patterns_lg10_lg15_lg16(era: str) -> None
         **SECRETS,
         "nested": {"db_password": "pw-nested", "items": [{"session_id": "sid-1"}, "ok"]},
         "header": "Authorization: Bearer abcDEF123456._~+/=",
-        "raw_jwt": f"token was {jwt}",
+        "raw": f"token was {jwt}",  # (a key naming a JWT, "raw_jwt", is redacted whole)
         "contact": "write to ada.lovelace@example.com or call +1 (555) 123-4567",
         "safe": "nothing to hide",
         "released": "2025-11-25",
@@ -338,7 +338,7 @@ def test_default_redaction_of_keys_and_patterns_lg10_lg15_lg16(era: str) -> None
                 assert first[key] == "[REDACTED]", key
             assert first["nested"] == {"db_password": "[REDACTED]", "items": [{"session_id": "[REDACTED]"}, "ok"]}
             assert first["header"] == "Authorization: [REDACTED:bearer]"
-            assert first["raw_jwt"] == "token was [REDACTED:jwt]"
+            assert first["raw"] == "token was [REDACTED:jwt]"
             assert first["contact"] == "write to [REDACTED:email] or call [REDACTED:phone]"
             assert first["safe"] == "nothing to hide"
             assert first["released"] == "2025-11-25"  # a date is not a phone number
