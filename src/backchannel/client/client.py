@@ -219,19 +219,26 @@ class Client:
             )
         except RequestError as exc:
             if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
-                supported = exc.data.get("supported", []) if isinstance(exc.data, dict) else []
-                ours = [v for v in supported if v in MODERN_VERSIONS and v in self.session.config.versions]
+                supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
+                listed = supported if isinstance(supported, list) else []
+                ours = [
+                    v
+                    for v in listed
+                    if isinstance(v, str) and v in MODERN_VERSIONS and v in self.session.config.versions
+                ]
                 return ("retry", ours[0]) if ours else ("legacy", None)
             return "legacy", None
         except RequestTimeout:
             return "legacy", None
-        discovered = msgspec.convert(result, DiscoverResult)
+        discovered = _converted(result, DiscoverResult, "server/discover")
         offered = [v for v in discovered.supported_versions if v in MODERN_VERSIONS]
         chosen = version if version in offered or not offered else offered[0]
         self.session.use_modern(chosen)
         self.discover_result = discovered
-        self.server_capabilities = result.get("capabilities") or {}
-        self.server_info = (result.get("_meta") or {}).get(M.SERVER_INFO) or {}
+        capabilities, meta = result.get("capabilities"), result.get("_meta")
+        info = meta.get(M.SERVER_INFO) if isinstance(meta, dict) else None
+        self.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        self.server_info = info if isinstance(info, dict) else {}
         self.instructions = discovered.instructions
         return "modern", chosen
 
@@ -263,6 +270,9 @@ class Client:
             self.inputs.url_flows.notified(notification.params)
             return None
         if notification.method == "notifications/message" and self.on_log is not None:
+            if not _well_formed_log(notification.params):
+                logger.debug("ignored a malformed notifications/message: %.200r", notification.params)
+                return None
             # A flooding server costs a counter, never memory: excess messages are dropped here.
             if not self._log_bucket.allow():
                 self.dropped_log_messages += 1
@@ -343,14 +353,19 @@ class Client:
             if rounds > self.max_input_rounds:
                 raise MCPError(f"{method}: the server still asked for input after {self.max_input_rounds} rounds")
             retry = {k: v for k, v in (params or {}).items() if k not in ("inputResponses", "requestState")}
-            requests = result.get("inputRequests") or {}
+            requests = _input_requests(method, result)
             if requests:
                 retry["inputResponses"] = {
-                    key: await self.inputs.answer(request.get("method", ""), request.get("params") or {})
-                    for key, request in requests.items()
+                    key: await self.inputs.answer(question, question_params)
+                    for key, (question, question_params) in requests.items()
                 }
             if "requestState" in result:
-                retry["requestState"] = result["requestState"]
+                state = result["requestState"]
+                if not isinstance(state, str):
+                    raise RemoteProtocolError(
+                        f"{method}: the server's requestState must be a string, not {_json_type(state)}"
+                    )
+                retry["requestState"] = state
             result = await send(retry)
         if result.get("resultType", "complete") != "complete":
             raise MCPError(
@@ -361,7 +376,7 @@ class Client:
         return result
 
     async def _typed(self, kind: type[R], method: str, params: dict[str, Any] | None = None, **kw: Any) -> R:
-        return msgspec.convert(await self.request(method, params, **kw), kind)
+        return _converted(await self.request(method, params, **kw), kind, method)
 
     async def ping(self) -> None:
         """Check that the server answers. The stateless era has no ``ping``, so there
@@ -451,7 +466,7 @@ class Client:
         if context is not None:
             params["context"] = {"arguments": dict(context)}
         result = await self.request("completion/complete", params)
-        return msgspec.convert(result.get("completion"), Completion)
+        return _converted(result.get("completion"), Completion, "completion/complete")
 
     async def _pages(self, fetch: Callable[[str | None], Any]) -> AsyncIterator[Any]:
         cursor: str | None = None
@@ -469,3 +484,57 @@ class Client:
 
 def _cursor(cursor: str | None) -> dict[str, Any] | None:
     return {"cursor": cursor} if cursor is not None else None
+
+
+def _converted(value: Any, kind: type[R], method: str) -> R:
+    """The server's ``value`` as ``kind``; ``RemoteProtocolError`` naming the field when it does not fit."""
+    try:
+        return msgspec.convert(value, kind)
+    except msgspec.ValidationError as exc:
+        raise RemoteProtocolError(f"{method}: the server's result is malformed: {exc}") from None
+
+
+def _input_requests(method: str, result: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The questions of an ``InputRequiredResult`` as ``{key: (method, params)}``; a malformed
+    one is the server's fault (``RemoteProtocolError`` naming it), never a crash here."""
+    requests = result.get("inputRequests")
+    if requests is None:
+        return {}
+    if not isinstance(requests, dict):
+        raise RemoteProtocolError(f"{method}: the server's inputRequests must be an object, not {_json_type(requests)}")
+    questions: dict[str, tuple[str, dict[str, Any]]] = {}
+    for key, request in requests.items():
+        question = request.get("method") if isinstance(request, dict) else None
+        params = (request.get("params") or {}) if isinstance(request, dict) else None
+        if not isinstance(question, str) or not isinstance(params, dict):
+            raise RemoteProtocolError(
+                f"{method}: the server's inputRequests[{key!r}] must be an object with a string method "
+                "and object params"
+            )
+        questions[key] = (question, params)
+    return questions
+
+
+def _well_formed_log(params: dict[str, Any]) -> bool:
+    """A ``notifications/message`` the ``on_log`` callback can rely on: a known level, the data,
+    and a logger name that is a string when present."""
+    level, name = params.get("level"), params.get("logger")
+    return (
+        isinstance(level, str)
+        and level in LOGGING_LEVELS
+        and "data" in params
+        and (name is None or isinstance(name, str))
+    )
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of ``value``'s type, for messages that must not echo a huge value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"

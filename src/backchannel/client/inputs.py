@@ -28,7 +28,8 @@ from typing import Any, TypeAlias
 
 import msgspec
 
-from ..forms.schema import apply_defaults, validate_content
+from ..forms.errors import FormSchemaError
+from ..forms.schema import apply_defaults, check_requested_schema, validate_content
 from ..protocol.roots import normalise_path, path_from_file_uri
 from ..protocol.sampling import SamplingProblem, check_request, check_result
 from ..types.errors import InternalError, InvalidParams, MethodNotFound
@@ -46,6 +47,7 @@ RootsProvider = Sequence[Any] | Callable[[], Sequence[Any] | Awaitable[Sequence[
 RootsConsent = Callable[[list[Root]], bool | Awaitable[bool]]
 
 logger = logging.getLogger("backchannel.client")
+_EMPTY_FORM: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 class SamplingResultError(InternalError):
@@ -131,6 +133,16 @@ class InputHandlers:
 
     async def _elicit(self, params: dict[str, Any]) -> dict[str, Any]:
         mode = params.get("mode", "form")
+        if not isinstance(params.get("message"), str):
+            raise InvalidParams("elicitation/create: params.message must be a string")
+        if mode == "form":
+            # Checked before the handler sees it: what reaches a person is a form that can be shown,
+            # and the accepted content is then validated against a schema known to be sound.
+            schema = params.get("requestedSchema")
+            try:
+                check_requested_schema(_EMPTY_FORM if schema is None else schema)
+            except FormSchemaError as exc:
+                raise InvalidParams(f"elicitation/create: params.requestedSchema is not a valid form: {exc}") from None
         if mode == "url" and self.url_elicitation is not None:
             request = UrlElicitation.from_params(params, self.server_name)
             if request.elicitation_id is not None:
@@ -144,7 +156,7 @@ class InputHandlers:
         if action not in ("accept", "decline", "cancel"):
             raise InvalidParams(f"the elicitation handler answered with action {action!r}")
         if mode == "form" and action == "accept":
-            schema = params.get("requestedSchema", {})
+            schema = params.get("requestedSchema") or _EMPTY_FORM
             content = apply_defaults(schema, answer.get("content") or {})
             problems = validate_content(schema, content)
             if problems:

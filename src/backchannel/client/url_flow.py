@@ -101,7 +101,11 @@ class UrlElicitation:
         message = params.get("message")
         if not isinstance(url, str) or not isinstance(message, str):
             raise InvalidParams("a URL elicitation needs a string url and message")
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+        except ValueError:
+            raise InvalidParams(f"refusing to open {url!r}: it is not a valid URL") from None
         if parts.scheme not in ("https", "http") or not parts.hostname:
             raise InvalidParams(f"refusing to open {url!r}: only http(s) URLs with a host are shown")
         elicitation_id = params.get("elicitationId")
@@ -215,7 +219,7 @@ async def _run_flows(error: RequestError, inputs: InputHandlers, wait: float) ->
         raise error
     requests: list[UrlElicitation] = []
     for params in listed:
-        if not isinstance(params, Mapping) or params.get("mode") != "url" or not params.get("elicitationId"):
+        if not isinstance(params, Mapping) or params.get("mode") != "url" or not _is_id(params.get("elicitationId")):
             raise error  # -32042 may list only URL elicitations with ids (EL-28); we cannot act on this
         requests.append(UrlElicitation.from_params(params, inputs.server_name))
     assert inputs.url_elicitation is not None
@@ -243,6 +247,10 @@ async def _either(done: asyncio.Event, ready: Awaitable[Any]) -> None:
         for waiter in waiters:
             if waiter is not ready:  # a future the caller handed us stays theirs
                 waiter.cancel()
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
 def _is_ip(host: str) -> bool:

@@ -24,7 +24,7 @@ def _encode(kind: str, offset: int) -> str:
 
 def _decode(kind: str, cursor: Any) -> int:
     if not isinstance(cursor, str):
-        raise InvalidParams("cursor must be a string")
+        raise InvalidParams(f"params.cursor must be a string (the nextCursor of a previous {kind} page)")
     try:
         tag, _, number = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
         offset = int(number)

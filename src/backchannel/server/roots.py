@@ -45,7 +45,8 @@ class RootItem:
 
     @classmethod
     def from_uri(cls, uri: str, name: str | None = None) -> RootItem:
-        return cls(uri, name, local_path(uri))
+        """A root as a client gave it; ``path`` is None unless ``uri`` is a local ``file:`` URI."""
+        return cls(uri, name, _local_directory(uri))
 
     @classmethod
     def from_path(cls, path: str | os.PathLike[str]) -> RootItem:
@@ -126,6 +127,18 @@ class RootsCache:
     def invalidate(self) -> None:
         self.roots = None
         self.generation += 1
+
+
+def _local_directory(uri: str) -> Path | None:
+    # Only a file: URI names a local directory: any other text from the client (a bare path
+    # would be read against the server's working directory) or one that names no file (a NUL,
+    # a malformed host) is kept as given, with no path.
+    if uri[:5].lower() != "file:":
+        return None
+    try:
+        return local_path(uri)
+    except ValueError:
+        return None
 
 
 def default_roots(paths: Sequence[str | os.PathLike[str]]) -> Roots:
