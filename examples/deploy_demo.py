@@ -159,7 +159,9 @@ def add_deploy(server: Server) -> None:
         workspace = next((root.path for root in roots if root.path is not None), None)
         name = workspace.name if workspace is not None else "the project"
         branch = await asyncio.to_thread(_branch_of, workspace) or "main"
-        answer = await ctx.elicit(f"Deploy {name}: which branch, to which environment?", _release_form(branch))
+        # Each deploy is its own decision: declining one must not hide the form from the next.
+        question = f"Deploy {name}: which branch, to which environment?"
+        answer = await ctx.elicit(question, _release_form(branch), remember_decline=False)
         if not answer.accepted:
             return f"Nothing was deployed ({answer.action})."
         branch, environment = answer.data["branch"], answer.data["environment"]

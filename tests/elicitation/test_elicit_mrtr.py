@@ -3,7 +3,6 @@ named questions, and MRTR on ``prompts/get`` and ``resources/read``."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from typing import Any
 
@@ -12,6 +11,7 @@ from _elicit_wire import RawPeer, error_of, result_of, run, session
 from typing_extensions import TypedDict
 
 from backchannel import Context, Server
+from backchannel.server.mrtr import StateSealer
 from backchannel.types import meta as M
 
 FORM_CAPS = {M.CLIENT_CAPABILITIES: {"elicitation": {"form": {}}}}
@@ -173,10 +173,14 @@ def test_state_from_another_server_key_is_refused() -> None:
 
 
 def test_expired_state_is_refused() -> None:
+    now = [1_000.0]
+    server = two_step_server()
+    server.state_sealer = StateSealer(ttl=60.0, clock=lambda: now[0])
+
     async def body() -> None:
-        async with RawPeer(two_step_server(state_ttl=0.05)) as peer:
+        async with RawPeer(server) as peer:
             state = result_of(await call(peer))["requestState"]
-            await asyncio.sleep(0.1)
+            now[0] += 60.5
             response = await call(peer, inputResponses={"step1": accept({"name": "Ada"})}, requestState=state)
             assert "expired" in error_of(response)["message"]
 

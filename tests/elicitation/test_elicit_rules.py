@@ -8,7 +8,7 @@ import dataclasses
 from typing import Any
 
 import pytest
-from _elicit_wire import ERAS, RawPeer, error_of, raw_answers, run, session
+from _elicit_wire import ERAS, RawPeer, Tap, error_of, raw_answers, run, session
 
 from backchannel import Client, Context, MCPError, RequestError, Server
 from backchannel.server.elicitation import Elicited
@@ -334,48 +334,68 @@ def declining_server(message: str = "Your age?") -> Server:
     server = Server("s")
 
     @server.tool()
-    async def ask(ctx: Context, remember: bool = True, suffix: str = "") -> str:
-        return (await ctx.elicit(message + suffix, Age, remember_decline=remember)).action
+    async def ask(ctx: Context, remember: bool = True, suffix: str = "", grain: str | None = None) -> str:
+        answer = await ctx.elicit(message + suffix, Age, remember_decline=remember, decline_key=grain)
+        return answer.action
+
+    @server.tool()
+    async def other(ctx: Context) -> str:
+        return (await ctx.elicit(message, Age)).action
 
     return server
 
 
-def test_declined_question_is_not_asked_again_in_the_session() -> None:
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_declined_form_is_not_shown_again_by_the_same_tool(era: str) -> None:
+    """The chapter: after a decline, don't pop the same form again in the session. The form
+    is the tool and its schema; the message (which may name an item) does not make it new."""
+
+    def shown(tap: Tap) -> int:
+        if era == "legacy":
+            return len(tap.server_requests())
+        return sum(
+            "inputRequests" in tap.server_response_to(call["id"]).get("result", {})
+            for call in tap.client_requests("tools/call")
+        )
+
     async def body() -> None:
-        async with session(declining_server(), "legacy", elicitation=lambda p: {"action": "decline"}) as (client, tap):
+        async with session(declining_server(), era, elicitation=lambda p: {"action": "decline"}) as (client, tap):
             assert text(await client.call_tool("ask", {})) == "decline"
             assert text(await client.call_tool("ask", {})) == "decline"
-            assert len(tap.server_requests()) == 1  # the second was answered without asking
-            # a different question is asked
+            assert shown(tap) == 1  # the second was answered without asking
+            # another message for the same form is not shown either
             assert text(await client.call_tool("ask", {"suffix": " (again)"})) == "decline"
-            assert len(tap.server_requests()) == 2
+            assert shown(tap) == 1
+            # another tool with the same schema is another form
+            assert text(await client.call_tool("other", {})) == "decline"
+            assert shown(tap) == 2
+            # a tool asking for a finer grain is asked once per distinct key
+            assert text(await client.call_tool("ask", {"grain": "item-1"})) == "decline"
+            assert text(await client.call_tool("ask", {"grain": "item-1"})) == "decline"
+            assert shown(tap) == 3
+            assert text(await client.call_tool("ask", {"grain": "item-2"})) == "decline"
+            assert shown(tap) == 4
             # and a tool that opts out asks again
             assert text(await client.call_tool("ask", {"remember": False})) == "decline"
-            assert len(tap.server_requests()) == 3
-        # a new session starts with a clean slate
-        async with session(declining_server(), "legacy", elicitation=lambda p: {"action": "decline"}) as (client, tap):
+            assert shown(tap) == 5
+        # a new session (a new connection) starts with a clean slate
+        async with session(declining_server(), era, elicitation=lambda p: {"action": "decline"}) as (client, tap):
             assert text(await client.call_tool("ask", {})) == "decline"
-            assert len(tap.server_requests()) == 1
+            assert shown(tap) == 1
 
     run(body)
 
 
-def test_cancel_is_not_remembered() -> None:
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_cancel_is_not_remembered(era: str) -> None:
     async def body() -> None:
-        async with session(declining_server(), "legacy", elicitation=lambda p: {"action": "cancel"}) as (client, tap):
+        async with session(declining_server(), era, elicitation=lambda p: {"action": "cancel"}) as (client, tap):
             await client.call_tool("ask", {})
             await client.call_tool("ask", {})
-            assert len(tap.server_requests()) == 2
-
-    run(body)
-
-
-def test_stateless_era_has_no_session_to_remember_a_decline_in() -> None:
-    async def body() -> None:
-        async with session(declining_server(), "modern", elicitation=lambda p: {"action": "decline"}) as (client, tap):
-            await client.call_tool("ask", {})
-            await client.call_tool("ask", {})
-            assert len(tap.client_requests("tools/call")) == 4  # each call: ask, retry
+            if era == "legacy":
+                assert len(tap.server_requests()) == 2
+            else:
+                assert len(tap.client_requests("tools/call")) == 4  # each call: ask, retry
 
     run(body)
 

@@ -46,7 +46,9 @@ async def signup(ctx: Context) -> str:
 @server.tool()
 async def confirm(ctx: Context) -> str:
     """A one-question yes/no form."""
-    answer = await ctx.elicit("Delete everything?", {"type": "object", "properties": {"sure": {"type": "boolean"}}})
+    schema = {"type": "object", "properties": {"sure": {"type": "boolean"}}}
+    # A confirmation: each call is its own decision, so a decline is not remembered.
+    answer = await ctx.elicit("Delete everything?", schema, remember_decline=False)
     return f"confirm {answer.action} {answer.data}"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ["CURRENT_CONTEXT", "LOG_LEVELS", "Context"]
 
 import asyncio
+import hashlib
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -22,7 +23,7 @@ from ..types.sampling import CreateMessageResult, ModelPreferences, ToolChoice
 from ..types.tools import Tool
 from ..types.versions import Era
 from .elicitation import Elicited, elicit
-from .mrtr import InputRequired, Round
+from .mrtr import InputRequired, Round, run_once
 from .progress import ProgressStages
 from .roots import Roots, known_roots
 from .roots import list_roots as _list_roots
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 CURRENT_CONTEXT: ContextVar[Context] = ContextVar("backchannel_context")
 
 T = TypeVar("T")
-_ONCE_KEPT = 10_000  # results of `ctx.once` kept for replays; the oldest go first
 
 LOG_LEVELS: tuple[str, ...] = (
     "debug",
@@ -100,6 +100,18 @@ class Context:
         """Who is calling, as the HTTP authenticator named them; None without one (stdio, memory)."""
         return getattr(self.connection.transport, "principal", None)
 
+    def caller_scope(self, *, anonymous: str | None) -> str | None:
+        """The name under which per-caller state (``once`` results, declined forms) is kept
+        for this request in the stateless era: the authenticated principal over HTTP; this
+        connection over stdio and memory (one client each); ``anonymous`` for an HTTP caller
+        without a principal, whose every request is a connection of its own."""
+        principal = self.principal
+        if principal is not None:  # hashed: keys of one fixed shape, whatever names the authenticator uses
+            return "principal:" + hashlib.sha256(str(principal).encode()).hexdigest()[:32]
+        if hasattr(self.connection.transport, "principal"):
+            return anonymous
+        return self.server.connection_scope(self.connection)
+
     async def elicit_url(
         self,
         message: str,
@@ -160,6 +172,7 @@ class Context:
         fallback: Callable[[], Awaitable[Elicited[Any]] | Elicited[Any]] | None = None,
         remember_decline: bool = True,
         key: str | None = None,
+        decline_key: str | None = None,
     ) -> Elicited[Any]:
         """Ask the person to fill in a form described by ``schema`` (a dataclass,
         TypedDict, pydantic model or a flat JSON-Schema dict).
@@ -170,9 +183,24 @@ class Context:
         (default: the server's ``elicitation_timeout``, 10 minutes) cancels the
         question on the wire and reads as ``cancel``. ``key`` names the question in a
         stateless-era ``inputRequests`` (default: numbered in the order asked).
+
+        After a decline, the same form is not shown again: this tool (or prompt, or
+        resource) asking with this schema reads as ``decline`` without asking, whatever
+        the message says, for the server's ``decline_ttl`` (1 hour by default). The
+        memory is kept per handshake-era session; in the stateless era per stdio
+        connection and per authenticated HTTP principal (an anonymous HTTP caller is
+        always asked). ``decline_key`` makes it finer (declines are remembered per
+        distinct value); ``remember_decline=False`` neither reads nor writes it.
         """
         return await elicit(
-            self, message, schema, timeout=timeout, fallback=fallback, remember_decline=remember_decline, key=key
+            self,
+            message,
+            schema,
+            timeout=timeout,
+            fallback=fallback,
+            remember_decline=remember_decline,
+            key=key,
+            decline_key=decline_key,
         )
 
     async def once(self, name: str, work: Callable[[], Awaitable[T] | T]) -> T:
@@ -181,23 +209,31 @@ class Context:
         In the stateless era a handler runs again from the top after every question it
         asks (see ``request_input``); work before a question would repeat. ``once``
         runs it the first time and returns the remembered result on every re-run, also
-        when a client replays an older ``requestState``. Results are kept in this
-        process (a server with several workers needs sticky routing for such requests).
+        when a client replays an older ``requestState``: the result is kept in the
+        server's state store (``Server(state=...)``; the default one lives in this
+        process, so several workers need a shared one) until every state that can replay
+        it has expired. The result must be JSON data (dict, list, str, int, float, bool
+        or None): anything else raises ``TypeError`` here, and the work is still not run
+        again. When ``work`` raises, nothing is kept and a retry runs it again. Each
+        caller may hold ``Server(once_limit=...)`` results at a time (per authenticated
+        principal over HTTP, per connection over stdio, one shared bucket for anonymous
+        HTTP callers); past that the request fails with -32603 and ``work`` is not run.
         In the handshake era the handler runs once anyway, and so does ``work``.
         """
         if self.round is None:
             outcome = work()
             return await outcome if inspect.isawaitable(outcome) else outcome
-        key = (str(self.round.memo["lineage"]), name)
-        done = self.server.once_results
-        if key in done:
-            return done[key]  # type: ignore[no-any-return]
-        outcome = work()
-        result = await outcome if inspect.isawaitable(outcome) else outcome
-        done[key] = result
-        while len(done) > _ONCE_KEPT:
-            done.popitem(last=False)
-        return result
+        bucket = self.caller_scope(anonymous="anonymous") or "anonymous"
+        server = self.server
+        return await run_once(
+            server.state,
+            server.state_sealer,
+            self.round,
+            name,
+            work,
+            bucket=f"once:{bucket}",
+            limit=server.once_limit,
+        )
 
     async def gather(self, *questions: Awaitable[Any]) -> list[Any]:
         """Ask several questions at once (``ctx.elicit``, ``ctx.list_roots``, ``ctx.sample``

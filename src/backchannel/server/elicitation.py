@@ -3,8 +3,11 @@
 The answer is typed: ``accept`` with the content converted to the caller's type,
 ``decline`` or ``cancel``. Content that does not fit the form never reaches the
 handler: the person is asked once more with the problem stated, and a second
-misfit counts as ``cancel``. A question a person declined is not asked again in
-the same handshake-era session (the stateless era has no session to remember it).
+misfit counts as ``cancel``. A form a person declined is not shown again by the
+same tool (the same request target, the same schema, whatever the message says):
+for the handshake-era session, and in the stateless era for the stdio connection
+or the authenticated HTTP principal, up to the server's ``decline_ttl``. The
+memory lives in the server's ``StateStore``.
 """
 
 from __future__ import annotations
@@ -91,8 +94,28 @@ def check_forms(owner: str, forms: Iterable[Any]) -> None:
             raise
 
 
-def _fingerprint(message: str, schema: dict[str, Any]) -> str:
-    return hashlib.sha256(msgspec.json.encode([message, schema], order="sorted")).hexdigest()
+_DECLINES_KEPT = 1_000  # declined forms remembered per scope; past that a decline is not remembered
+
+
+def _decline_memory(ctx: Context, schema: dict[str, Any], decline_key: str | None) -> tuple[str, str] | None:
+    """Where a decline of this form is remembered: (key, bucket), or None when there is no
+    one to remember it for (an anonymous stateless-era HTTP caller is nobody in particular:
+    one caller's decline must not silence the form for another)."""
+    legacy = ctx.era == "legacy"
+    scope = ctx.server.connection_scope(ctx.connection) if legacy else ctx.caller_scope(anonymous=None)
+    if scope is None:
+        return None
+    params = ctx.request.params
+    target = params.get("name", params.get("uri"))
+    form = [ctx.request.method, target if isinstance(target, str) else "", schema, decline_key]
+    digest = hashlib.sha256(msgspec.json.encode(form, order="sorted")).hexdigest()
+    return f"decline:{scope}:{digest}", f"decline:{scope}"
+
+
+async def _remember_decline(ctx: Context, memory: tuple[str, str]) -> None:
+    key, bucket = memory
+    # "full" only means this decline is not remembered: the person may be asked again.
+    await ctx.server.state.add(key, {"declined": True}, ttl=ctx.server.decline_ttl, bucket=bucket, limit=_DECLINES_KEPT)
 
 
 async def elicit(
@@ -104,6 +127,7 @@ async def elicit(
     fallback: Callable[[], Awaitable[Elicited[Any]] | Elicited[Any]] | None = None,
     remember_decline: bool = True,
     key: str | None = None,
+    decline_key: str | None = None,
 ) -> Elicited[Any]:
     from ..forms import FormContentError
 
@@ -114,8 +138,10 @@ async def elicit(
             raise MissingCapability("elicitation.form", "the client cannot show forms (no elicitation capability)")
         outcome = fallback()
         return await outcome if not isinstance(outcome, Elicited) else outcome
-    remembered = ctx.server.declined_questions(ctx.connection) if ctx.era == "legacy" else None
-    if remember_decline and remembered and _fingerprint(message, requested) in remembered:
+    memory = _decline_memory(ctx, requested, decline_key) if remember_decline else None
+    if memory is not None and await ctx.server.state.get(memory[0]) is not None:
+        if ctx.round is not None:
+            ctx.round.next_key("elicitation/create", key)  # later questions keep the keys of their first run
         return Elicited("decline")
     wait = timeout if timeout is not None else ctx.server.elicitation_timeout
     text = message
@@ -130,8 +156,8 @@ async def elicit(
             return Elicited("cancel")  # the outstanding question was cancelled on the wire
         action = answer.get("action")
         if action == "decline":
-            if remember_decline and remembered is not None:
-                remembered.add(_fingerprint(message, requested))
+            if memory is not None:
+                await _remember_decline(ctx, memory)
             return Elicited("decline")
         if action == "cancel":
             return Elicited("cancel")

@@ -9,27 +9,40 @@ then runs again from the top, and this time the question is answered from
 sealed here: HMAC-SHA256 under the server's key, an expiry, and bound to the
 method and its arguments, so a client can neither forge nor reuse them elsewhere,
 and any worker that shares the key can serve the retry.
+
+Work a handler must not repeat across its re-runs goes through ``run_once``
+(``ctx.once``): the result is kept in the server's ``StateStore`` for as long as
+any state that can replay it is valid, and a state never outlives those results.
 """
 
 from __future__ import annotations
 
-__all__ = ["InputRequired", "Round", "StateSealer", "binding_of"]
+__all__ = ["InputRequired", "Round", "StateSealer", "binding_of", "run_once"]
 
+import asyncio
 import base64
+import binascii
 import hashlib
 import hmac
+import inspect
+import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import msgspec
 
 from ..types.errors import InvalidParams
+from .state import StateStore, StoreFull
 
 _encode = msgspec.json.Encoder(order="sorted").encode
 _decode = msgspec.json.decode
+_B64URL = re.compile(r"[A-Za-z0-9_-]*")
+_MALFORMED = "requestState is malformed; send back exactly what the server sent"
+T = TypeVar("T")
+_ONCE_MEMO = "onceKeptUntil"  # memo entry: when each ``once`` result of this request is forgotten
 
 
 class InputRequired(Exception):
@@ -78,20 +91,28 @@ class StateSealer:
         self.ttl = ttl
         self._clock = clock
 
-    def seal(self, payload: dict[str, Any], binding: str) -> str:
-        body = _encode({"b": binding, "exp": self._clock() + self.ttl, "p": payload})
+    def now(self) -> float:
+        """The time expiries are measured in (seconds, on this sealer's clock)."""
+        return self._clock()
+
+    def seal(self, payload: dict[str, Any], binding: str, *, not_after: float | None = None) -> str:
+        """A state valid for ``ttl`` seconds, and never past ``not_after`` (``now()`` time)."""
+        expires = self._clock() + self.ttl
+        if not_after is not None:
+            expires = min(expires, not_after)
+        body = _encode({"b": binding, "exp": expires, "p": payload})
         mac = hmac.new(self.key, body, hashlib.sha256).digest()
         return f"{_b64(body)}.{_b64(mac)}"
 
     def open(self, token: Any, binding: str) -> dict[str, Any]:
         """The payload of a state we sealed for ``binding``; ``InvalidParams`` for anything else."""
         if not isinstance(token, str) or token.count(".") != 1:
-            raise InvalidParams("requestState is malformed; send back exactly what the server sent")
+            raise InvalidParams(_MALFORMED)
         body_text, mac_text = token.split(".")
         try:
             body, mac = _unb64(body_text), _unb64(mac_text)
         except ValueError:
-            raise InvalidParams("requestState is malformed; send back exactly what the server sent") from None
+            raise InvalidParams(_MALFORMED) from None
         if not hmac.compare_digest(mac, hmac.new(self.key, body, hashlib.sha256).digest()):
             raise InvalidParams("requestState failed verification: it was altered or sealed by another server")
         state = _decode(body)
@@ -173,15 +194,118 @@ class Round:
         memo.setdefault("lineage", secrets.token_hex(16))
         return cls(binding, answers, responses, memo=memo)
 
+    def keep_until(self, name: str, expires: float) -> None:
+        """Note that the ``once`` result ``name`` is kept until ``expires`` (sealer time):
+        states sealed from now on expire no later than that."""
+        kept = self.memo.setdefault(_ONCE_MEMO, {})
+        kept[name] = expires
+
+    @property
+    def not_after(self) -> float | None:
+        """When the earliest ``once`` result this request relies on is forgotten, if any."""
+        kept = self.memo.get(_ONCE_MEMO)
+        if not isinstance(kept, dict):
+            return None
+        return min((value for value in kept.values() if isinstance(value, (int, float))), default=None)
+
     def input_required(self, sealer: StateSealer, needed: InputRequired) -> dict[str, Any]:
         """The ``InputRequiredResult`` that ends this round."""
         payload: dict[str, Any] = {"answers": self.answers}
         if self.memo:
             payload["memo"] = self.memo
-        state = sealer.seal(payload, self.binding)
+        # A state that outlived a ``once`` result could replay the work; it expires first.
+        state = sealer.seal(payload, self.binding, not_after=self.not_after)
         if needed.request is None:  # nothing to ask: the client retries with the state alone
             return {"resultType": "input_required", "requestState": state}
         return {"resultType": "input_required", "inputRequests": needed.requests, "requestState": state}
+
+
+_ONCE_GRACE = 5.0  # a once result outlives the last state that can replay it by this much (clock skew)
+_ONCE_WAIT = 10.0  # how long a replay waits for the same work running elsewhere before "retry later"
+
+
+async def run_once(
+    store: StateStore,
+    sealer: StateSealer,
+    round_: Round,
+    name: str,
+    work: Callable[[], Awaitable[T] | T],
+    *,
+    bucket: str,
+    limit: int,
+) -> T:
+    """``ctx.once`` in the stateless era: run ``work`` once per request lineage and ``name``.
+
+    The first run claims the key in ``store`` (atomic set-if-absent, counted in the
+    caller's ``bucket`` of at most ``limit`` keys) and stores the result; every re-run
+    and replay reads it back and extends its life to that of the state it will seal.
+    A full bucket raises ``StoreFull`` (-32603), never a second run. A result that is
+    not JSON data raises ``TypeError`` here, on this run and on every replay, without
+    running ``work`` again. When ``work`` raises, nothing is kept and a retry runs it.
+    """
+    key = f"once:{round_.memo['lineage']}:{name}"
+    ttl = sealer.ttl + _ONCE_GRACE
+    waited = 0.0
+    pause = 0.005
+    while True:
+        added = await store.add(key, {"pending": True}, ttl=ttl, bucket=bucket, limit=limit)
+        if added == "full":
+            raise StoreFull(
+                f"the server's exactly-once store is full for this caller (it keeps up to {limit} results of "
+                f"ctx.once per caller, within the store's own bound, until the requestState that can replay "
+                f"them expires, at most {sealer.ttl:g} s); nothing was run: retry when earlier requests have "
+                "finished or expired",
+                data={"limit": limit, "retryAfterSeconds": sealer.ttl},
+            )
+        if added == "added":
+            break
+        held = await store.get(key)
+        if held is None:
+            continue  # the work failed and was released meanwhile: claim it afresh
+        if held.get("pending"):
+            # The same work runs for a concurrent replay (here or on another worker).
+            if waited >= _ONCE_WAIT:
+                raise InputRequired(f"once:{name}", None)  # not yet: the client retries with its state
+            await asyncio.sleep(pause)
+            waited += pause
+            pause = min(pause * 2, 0.25)
+            continue
+        await store.put(key, held, ttl=ttl)
+        round_.keep_until(name, sealer.now() + sealer.ttl)
+        return cast(T, _kept(name, held))
+    try:
+        outcome = work()
+        result = await outcome if inspect.isawaitable(outcome) else outcome
+    except BaseException:
+        await store.delete(key)
+        raise
+    held = _to_keep(result)
+    await store.put(key, held, ttl=ttl)
+    round_.keep_until(name, sealer.now() + sealer.ttl)
+    return cast(T, _kept(name, held))
+
+
+def _to_keep(result: Any) -> dict[str, Any]:
+    """What the store keeps for a result: the value when it is JSON data (and reads back
+    equal, so a replay returns what the first run returned), otherwise the refusal."""
+    try:
+        copy = _decode(_encode(result))
+        same = bool(copy == result)  # a tuple, dataclass or NaN reads back different
+    except (TypeError, ValueError, msgspec.EncodeError):
+        same = False
+    if not same:
+        return {"notJson": type(result).__name__}
+    return {"value": copy}
+
+
+def _kept(name: str, held: dict[str, Any]) -> Any:
+    if "notJson" in held:
+        raise TypeError(
+            f"ctx.once({name!r}) returned a {held['notJson']}, which the exactly-once store cannot keep; "
+            "return JSON data (dict, list, str, int, float, bool or None) and rebuild objects from it. "
+            "The work ran once and is not run again for this request."
+        )
+    return held.get("value")
 
 
 def _b64(data: bytes) -> str:
@@ -189,7 +313,16 @@ def _b64(data: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes:
+    """Strictly the inverse of ``_b64``: the URL-safe alphabet only, no padding, no
+    whitespace, and the one canonical spelling of the bytes. (The standard decoder
+    skips characters outside the alphabet and reads ``+``/``/`` as ``-``/``_``, so
+    one sealed state would have many accepted spellings.)"""
+    if not _B64URL.fullmatch(text) or len(text) % 4 == 1:
+        raise ValueError("not unpadded URL-safe base64")
     try:
-        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (ValueError, TypeError) as exc:
+        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except binascii.Error as exc:
         raise ValueError(str(exc)) from exc
+    if _b64(data) != text:
+        raise ValueError("not the canonical base64 of its bytes")
+    return data
