@@ -58,6 +58,12 @@ def test_bad_cursors_are_invalid_params(era: str) -> None:
                 ("tools/list", b64("tools:-3")),
                 ("tools/list", 3),
                 ("resources/list", tools_cursor),
+                # Decoded strictly: the issued cursor with junk, whitespace or padding changes is refused.
+                ("tools/list", tools_cursor + "!!"),
+                ("tools/list", " " + tools_cursor),
+                ("tools/list", b64("tools:+3")),
+                ("tools/list", b64("tools:03")),
+                ("tools/list", "x" * 100_000),
             ]:
                 with pytest.raises(RequestError) as caught:
                     await client.request(method, {"cursor": cursor})
@@ -65,8 +71,9 @@ def test_bad_cursors_are_invalid_params(era: str) -> None:
         return errors
 
     errors = run(body)
-    assert [error.code for error in errors] == [-32602] * 6
+    assert [error.code for error in errors] == [-32602] * 11
     assert "prompts" in errors[0].message
+    assert len(errors[-1].message) < 200  # a huge cursor is not echoed back whole
 
 
 def test_list_results_carry_cache_hints_only_in_the_modern_era() -> None:

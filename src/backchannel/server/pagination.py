@@ -29,10 +29,16 @@ def _decode(kind: str, cursor: Any) -> int:
         tag, _, number = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
         offset = int(number)
     except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise InvalidParams(f"invalid cursor for {kind}: {cursor!r}") from None
-    if tag != kind or offset < 0:
-        raise InvalidParams(f"invalid cursor for {kind}: {cursor!r}")
+        raise InvalidParams(f"invalid cursor for {kind}: {_shown(cursor)}") from None
+    # Only the exact spelling we issued: lenient base64 would take junk, padding or "+1" as the same cursor.
+    if tag != kind or offset < 0 or _encode(kind, offset) != cursor:
+        raise InvalidParams(f"invalid cursor for {kind}: {_shown(cursor)}")
     return offset
+
+
+def _shown(cursor: str) -> str:
+    """The cursor for an error message, cut short: a peer can send megabytes of it."""
+    return repr(cursor) if len(cursor) <= 64 else f"{cursor[:64]!r}... ({len(cursor)} characters)"
 
 
 def paginate(kind: str, items: Sequence[T], cursor: Any, page_size: int | None) -> tuple[Sequence[T], str | None]:
