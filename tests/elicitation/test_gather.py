@@ -4,6 +4,8 @@ and concurrently in the handshake era."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import warnings
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ from backchannel import Client, Context, Server
 from backchannel.protocol.events import Outgoing
 from backchannel.transports.base import Transport
 from backchannel.transports.memory import MemoryTransport, memory_pair
+from backchannel.types.errors import RequestError
 
 FORM = {"type": "object", "properties": {"name": {"type": "string"}}}
 
@@ -70,3 +73,25 @@ def test_two_questions_are_answered_in_order(era: str) -> None:
     else:
         asked = [m for m in seen if m.get("method") == "elicitation/create"]
         assert sorted(m["params"]["message"] for m in asked) == ["First?", "Second?"]
+
+
+def test_a_question_that_fails_leaves_no_question_unawaited() -> None:
+    """A client without elicitation: the first question fails (-32021), and the ones after it,
+    never awaited, are closed rather than left to warn "coroutine ... was never awaited"."""
+
+    async def body() -> RequestError:
+        client_side, server_side = memory_pair()
+        serving = asyncio.create_task(_server().serve(server_side))
+        async with Client(client_side, era="modern") as client:
+            with pytest.raises(RequestError) as caught:
+                await client.call_tool("survey")
+        await server_side.close()
+        await serving
+        return caught.value
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        error = asyncio.run(asyncio.wait_for(body(), 10))
+        gc.collect()
+    assert error.code == -32021
+    assert not [w for w in seen if "never awaited" in str(w.message)], [str(w.message) for w in seen]

@@ -247,14 +247,20 @@ class Context:
             return list(await asyncio.gather(*questions))
         answers: list[Any] = []
         unanswered: list[InputRequired] = []
-        for question in questions:
+        for position, question in enumerate(questions):
             try:
                 answers.append(await question)
-            except InputRequired as needed:
-                if needed.request is None:
-                    raise
-                unanswered.append(needed)
-                answers.append(None)
+            except BaseException as failure:
+                if isinstance(failure, InputRequired) and failure.request is not None:
+                    unanswered.append(failure)
+                    answers.append(None)
+                    continue
+                # The questions after this one will never be awaited: close them, or each
+                # leaves a "coroutine was never awaited" warning behind.
+                for rest in questions[position + 1 :]:
+                    if inspect.iscoroutine(rest):
+                        rest.close()
+                raise
         if unanswered:
             raise InputRequired.together(unanswered)
         return answers
