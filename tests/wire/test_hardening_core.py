@@ -24,7 +24,7 @@ import pytest
 from test_bad_input import WireServer, call, modern_meta, request, text_of
 
 from backchannel.framing.codec import MAX_NESTING_DEPTH, decode_json, encode_messages, nesting_exceeds
-from backchannel.types.errors import ParseError
+from backchannel.types.errors import MAX_MESSAGE_CHARS, ParseError
 
 
 def nested(depth: int) -> Any:
@@ -227,3 +227,24 @@ def test_an_answer_that_cannot_be_encoded_becomes_an_internal_error_for_its_id()
     assert decoded[2]["id"] == 3 and decoded[2]["error"]["code"] == -32603
     assert decoded[3] == last
     assert len(decoded) == 4
+
+
+# ------------------------------------------- errors that echo what the peer sent
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        request("x" * 200_000, 1, {}),  # an unknown method, named in the error
+        request("logging/setLevel", 1, {"level": "y" * 200_000}),  # a bad level, echoed
+        request("resources/read", 1, {"uri": "z://" + "z" * 200_000}),  # an unknown resource
+    ],
+    ids=["method", "level", "uri"],
+)
+def test_an_error_echoing_a_huge_value_is_cut_short(unlimited: WireServer, message: dict[str, Any]) -> None:
+    unlimited.send(message)
+    error = unlimited.error(1)
+    assert error["code"] in (-32601, -32602, -32002)
+    assert len(error["message"]) <= MAX_MESSAGE_CHARS + 40
+    assert error["message"].endswith("characters cut)")
+    unlimited.assert_alive()

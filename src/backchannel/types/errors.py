@@ -30,6 +30,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "MAX_MESSAGE_CHARS",
     "METHOD_NOT_FOUND",
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
@@ -58,6 +59,9 @@ __all__ = [
 
 from typing import Any
 
+#: Longest error message put on the wire; the rest is cut (the log keeps the whole error).
+MAX_MESSAGE_CHARS = 1024
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -84,7 +88,12 @@ class MCPError(Exception):
 
     def to_error(self) -> dict[str, Any]:
         """The ``error`` member of a JSON-RPC response."""
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        message = self.message
+        if len(message) > MAX_MESSAGE_CHARS:
+            # Messages name what was wrong, often by echoing it: a peer's 1 MB method name
+            # must not come back whole.
+            message = f"{message[:MAX_MESSAGE_CHARS]}... ({len(message) - MAX_MESSAGE_CHARS} characters cut)"
+        error: dict[str, Any] = {"code": self.code, "message": message}
         if self.data is not None:
             error["data"] = self.data
         return error
