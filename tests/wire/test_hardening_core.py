@@ -117,11 +117,12 @@ def test_log_level_of_every_wrong_json_type_is_invalid_params(fresh: WireServer,
 
 
 @pytest.mark.parametrize("value", [*EVERY_WRONG_TYPE, None], ids=repr)
-def test_protocol_version_of_a_wrong_json_type_is_invalid_params(fresh: WireServer, value: Any) -> None:
+def test_protocol_version_of_a_wrong_json_type_is_unsupported_with_the_list(fresh: WireServer, value: Any) -> None:
     fresh.send(request("tools/list", 1, {"_meta": {**modern_meta(), VERSION: value}}))
     error = fresh.error(1)
-    assert error["code"] == -32602
-    assert VERSION in error["message"]
+    assert error["code"] == -32022
+    assert error["data"]["requested"] == value
+    assert "2026-07-28" in error["data"]["supported"]
     fresh.assert_alive(**modern_meta())
 
 

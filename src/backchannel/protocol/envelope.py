@@ -42,10 +42,10 @@ def read_modern_meta(meta: dict[str, Any], supported: tuple[str, ...]) -> Modern
     first) or ``InvalidParams`` (-32602) naming the key that is missing or wrong.
     """
     # Every value here comes from the peer: check its JSON type before hashing or comparing it.
+    # A version of another JSON type is one we don't support either: -32022 tells the client
+    # which ones we do. (The type check comes first so nothing hashes a list or an object.)
     version = meta[M.PROTOCOL_VERSION]
-    if type(version) is not str:
-        raise InvalidParams(f"params._meta[{M.PROTOCOL_VERSION!r}] must be a string, not {_json_type(version)}")
-    if version not in supported or era_of(version) != "modern":
+    if type(version) is not str or version not in supported or era_of(version) != "modern":
         raise UnsupportedProtocolVersion(version, newer_first(supported))
     capabilities = meta.get(M.CLIENT_CAPABILITIES)
     if type(capabilities) is not dict:
@@ -57,22 +57,6 @@ def read_modern_meta(meta: dict[str, Any], supported: tuple[str, ...]) -> Modern
     if level is not None and (type(level) is not str or level not in LOG_LEVELS):
         raise InvalidParams(f"params._meta[{M.LOG_LEVEL!r}] is not a logging level: {level!r}")
     return ModernEnvelope(version, capabilities, client_info, level)
-
-
-def _json_type(value: object) -> str:
-    """The JSON name of a decoded value's type, for error messages."""
-    return _JSON_TYPES.get(type(value), type(value).__name__)
-
-
-_JSON_TYPES: dict[type, str] = {
-    type(None): "null",
-    bool: "a boolean",
-    int: "a number",
-    float: "a number",
-    str: "a string",
-    list: "an array",
-    dict: "an object",
-}
 
 
 def modern_meta(version: str, capabilities: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
