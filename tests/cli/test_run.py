@@ -149,7 +149,9 @@ def test_demo_server_over_stdio() -> None:
     assert set(result["capabilities"]) == {"logging", "tools", "prompts", "resources"}
     assert result["instructions"].startswith("A demo server")
     assert called["result"]["structuredContent"] == {"result": 42}
-    assert bad["error"]["code"] == -32602 and "a" in bad["error"]["message"]
+    # Bad arguments are a tool execution error the model can correct (SEP-1303), not -32602.
+    assert bad["result"]["isError"] is True
+    assert bad["result"]["content"][0]["text"].startswith("Invalid arguments for tool 'add': a: required field missing")
 
 
 def test_demo_server_speaks_the_modern_era_too() -> None:

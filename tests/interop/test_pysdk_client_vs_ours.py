@@ -47,6 +47,8 @@ PLAN: list[tuple[str, str, dict[str, Any]]] = [
     ("add", "call_tool", {"name": "add", "arguments": {"a": 2, "b": 3}}),
     ("weather", "call_tool", {"name": "weather", "arguments": {"city": "Oslo"}}),
     ("fail", "call_tool", {"name": "fail", "arguments": {"message": "nope"}}),
+    ("bad_arguments", "call_tool", {"name": "add", "arguments": {"a": "two", "c": 3}}),
+    ("unknown_tool", "call_tool", {"name": "nope", "arguments": {}}),
     ("prompts", "list_prompts", {}),
     ("greet", "get_prompt", {"name": "greet", "arguments": {"name": "Ada"}}),
     ("resources", "list_resources", {}),
@@ -172,6 +174,26 @@ def test_fail_is_error(run: dict[str, Any]) -> None:
     result = ok(run, "fail")
     assert result["isError"] is True
     assert result["content"] == [{"type": "text", "text": "nope"}]
+
+
+def test_bad_arguments_reach_the_caller_as_a_result(run: dict[str, Any]) -> None:
+    """tools.mdx "Error Handling" (SEP-1303): the SDK hands the model an isError result it can
+    correct from, rather than raising on a -32602."""
+    result = ok(run, "bad_arguments")
+    assert result["isError"] is True
+    assert result["content"] == [
+        {
+            "type": "text",
+            "text": "Invalid arguments for tool 'add': a: expected an integer, got \"two\"; "
+            "b: required field missing; c: unexpected argument",
+        }
+    ]
+    assert "structuredContent" not in result
+
+
+def test_unknown_tool_is_still_a_protocol_error(run: dict[str, Any]) -> None:
+    assert run["unknown_tool"]["error"]["code"] == -32602
+    assert run["unknown_tool"]["error"]["message"] == "Unknown tool: nope"
 
 
 def test_prompts(run: dict[str, Any]) -> None:

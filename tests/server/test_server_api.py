@@ -108,6 +108,7 @@ def test_tools_list_describes_the_signature(era: str) -> None:
                     "steps": {"type": "integer", "default": 3, "description": "how many steps to take"},
                 },
                 "required": ["start", "owner", "order"],
+                "additionalProperties": False,
                 "$defs": {
                     "Point": POINT_SCHEMA,
                     "Person": {
@@ -171,7 +172,7 @@ def test_output_schema_follows_the_return_annotation() -> None:
     }
     assert tools["greet"].output_schema is None
     assert tools["nothing"].output_schema is None
-    assert tools["greet"].input_schema == {"type": "object", "properties": {}}
+    assert tools["greet"].input_schema == {"type": "object", "properties": {}, "additionalProperties": False}
 
 
 # -- tools/call --------------------------------------------------------------------------------
@@ -192,7 +193,6 @@ def test_arguments_arrive_as_the_declared_types(era: str) -> None:
         "owner": {"name": "Ada", "age": 36},
         "order": {"item": "tea"},
         "when": 3,
-        "stray": "ignored",
     }
 
     async def body() -> dict[str, Any]:
@@ -370,9 +370,6 @@ def test_bad_calls_are_protocol_errors(era: str) -> None:
         errors: dict[str, RequestError] = {}
         async with connected(server, era) as (client, _):
             for label, name, arguments in [
-                ("wrong type", "order", {"quantity": "many", "start": {"x": 1}}),
-                ("missing", "order", {"start": {"x": 1}}),
-                ("nested", "order", {"quantity": 1, "start": {"x": "left"}}),
                 ("not an object", "order", ["quantity"]),
                 ("unknown tool", "nope", {}),
                 ("mismatch", "liar", {}),
@@ -384,16 +381,61 @@ def test_bad_calls_are_protocol_errors(era: str) -> None:
         return errors
 
     errors = run(body)
-    for label in ("wrong type", "missing", "nested", "not an object", "unknown tool"):
+    for label in ("not an object", "unknown tool"):
         assert errors[label].code == -32602, label
-    assert "quantity" in errors["wrong type"].message
-    assert "valid integer" in errors["wrong type"].message
-    assert "quantity" in errors["missing"].message
-    assert "start.x" in errors["nested"].message
-    assert errors["nested"].data["errors"][0]["path"] == ["start", "x"]
+    assert "expected an object" in errors["not an object"].message
     assert errors["unknown tool"].message == "Unknown tool: nope"
     assert errors["mismatch"].code == -32603
     assert "secret-value-9f3" not in errors["mismatch"].message
     assert errors["mismatch"].data is None
     assert errors["crash"].code == -32603
     assert "hunter2" not in errors["crash"].message
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_arguments_that_fail_validation_are_a_tool_execution_error(era: str, is_async: bool) -> None:
+    """tools.mdx "Error Handling" (SEP-1303): a result with isError naming each field, not -32602;
+    the same on the inline path of a plain function and on the task path of a coroutine."""
+    server = Server("bad")
+    calls: list[int] = []
+
+    def order(quantity: int, start: Point) -> int:
+        calls.append(quantity)
+        return quantity
+
+    async def order_async(quantity: int, start: Point) -> int:
+        return order(quantity, start)
+
+    server.add_tool(order_async if is_async else order, name="order")
+
+    async def body() -> dict[str, dict[str, Any]]:
+        async with connected(server, era) as (client, _):
+            return {
+                label: await call_raw(client, "order", arguments)
+                for label, arguments in [
+                    ("wrong type", {"quantity": "many", "start": {"x": 1}}),
+                    ("missing", {"start": {"x": 1}}),
+                    ("nested", {"quantity": 1, "start": {"x": "left"}}),
+                    ("unknown", {"quantity": 1, "start": {"x": 1}, "colour": "red"}),
+                    ("all at once", {"quantity": "many", "start": {}, "colour": "red"}),
+                ]
+            }
+
+    results = run(body)
+    texts = {}
+    for label, result in results.items():
+        assert result["isError"] is True, label
+        assert "structuredContent" not in result, label
+        (block,) = result["content"]
+        assert block["type"] == "text", label
+        texts[label] = block["text"]
+    assert texts["wrong type"] == "Invalid arguments for tool 'order': quantity: expected an integer, got \"many\""
+    assert texts["missing"] == "Invalid arguments for tool 'order': quantity: required field missing"
+    assert texts["nested"] == "Invalid arguments for tool 'order': start.x: expected an integer, got \"left\""
+    assert texts["unknown"] == "Invalid arguments for tool 'order': colour: unexpected argument"
+    assert texts["all at once"] == (
+        "Invalid arguments for tool 'order': quantity: expected an integer, got \"many\"; "
+        "start.x: required field missing; colour: unexpected argument"
+    )
+    assert calls == []  # the function never ran

@@ -113,7 +113,7 @@ def test_get_prompt_errors_are_invalid_params(era: str) -> None:
 
     missing_code, bad_times, unknown = run(body)
     assert missing_code.code == bad_times.code == unknown.code == -32602
-    assert "code" in missing_code.message and "Field required" in missing_code.message
+    assert "code" in missing_code.message and "required field missing" in missing_code.message
     assert "times" in bad_times.message
     assert unknown.message == "Unknown prompt: missing"
 

@@ -47,6 +47,8 @@ def test_valid_tool_names_are_accepted(name: str) -> None:
 
 
 def test_star_args_are_refused_naming_the_function() -> None:
+    """*args never fits a JSON object; **kwargs is a tool's way to take unknown arguments, and
+    means nothing for a prompt, whose arguments are listed one by one."""
     server = Server("stars")
 
     def gather(*values: int) -> int:
@@ -57,10 +59,11 @@ def test_star_args_are_refused_naming_the_function() -> None:
 
     with pytest.raises(TypeError, match=r"gather.*\*values"):
         server.add_tool(gather)
-    with pytest.raises(TypeError, match=r"options.*\*\*extra"):
-        server.add_tool(options)
     with pytest.raises(TypeError, match=r"gather.*\*values"):
         server.add_prompt(gather)
+    with pytest.raises(TypeError, match=r"options.*\*\*extra"):
+        server.add_prompt(options)
+    assert server.add_tool(options).definition["inputSchema"]["additionalProperties"] == {"type": "string"}
 
 
 def test_template_variables_must_match_the_parameters() -> None:

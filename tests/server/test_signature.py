@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from backchannel.server.signature import (
+    InvalidArguments,
     OutputMismatch,
     derive_arguments_for_prompt,
     derive_output,
@@ -62,6 +63,7 @@ def test_add_schema_is_exact() -> None:
             "b": {"type": "integer", "description": "second", "default": 2},
         },
         "required": ["a"],
+        "additionalProperties": False,
     }
     assert params.context_parameter is None
 
@@ -69,7 +71,7 @@ def test_add_schema_is_exact() -> None:
 def test_no_parameters() -> None:
     def ping() -> None: ...
 
-    assert derive_parameters(ping).input_schema == {"type": "object", "properties": {}}
+    assert derive_parameters(ping).input_schema == {"type": "object", "properties": {}, "additionalProperties": False}
     assert derive_parameters(ping).validate(None) == {}
 
 
@@ -168,8 +170,9 @@ def test_varargs_are_refused() -> None:
 
     with pytest.raises(TypeError, match=r"tool 'star'.*\*items"):
         derive_parameters(star)
-    with pytest.raises(TypeError, match=r"tool 'kw'.*\*\*options"):
-        derive_parameters(kw)
+    for what in ("prompt", "resource"):  # only a tool has somewhere to put arguments it does not name
+        with pytest.raises(TypeError, match=rf"{what} 'kw'.*\*\*options"):
+            derive_parameters(kw, what=what)
 
 
 def test_undescribable_parameter_type_is_a_type_error() -> None:
@@ -197,23 +200,137 @@ def test_validate_converts_and_fills_defaults() -> None:
     assert params.validate({"a": "3", "b": 4}) == {"a": 3, "b": 4}
 
 
-def test_extra_keys_are_ignored() -> None:
-    assert derive_parameters(add).validate({"a": 1, "unknown": True}) == {"a": 1, "b": 2}
+def test_unknown_arguments_are_refused_as_the_schema_says() -> None:
+    params = derive_parameters(add)
+    assert params.input_schema["additionalProperties"] is False
+    with pytest.raises(InvalidArguments) as caught:
+        params.validate({"a": 1, "unknown": True, "b_": 2})
+    assert (
+        caught.value.message
+        == "Invalid arguments for tool 'add': unknown: unexpected argument; b_: unexpected argument"
+    )
+    assert [error["path"] for error in caught.value.data["errors"]] == [["unknown"], ["b_"]]
+
+
+def test_synthetic_field_names_are_not_arguments() -> None:
+    # The model's fields are named p0, p1...: only the parameter names reach them.
+    with pytest.raises(InvalidArguments, match="p0: unexpected argument"):
+        derive_parameters(add).validate({"a": 1, "p0": 5})
+
+
+def test_prompts_and_resources_ignore_unknown_arguments() -> None:
+    for what in ("prompt", "resource"):
+        params = derive_parameters(add, what=what)
+        assert "additionalProperties" not in params.input_schema
+        assert params.validate({"a": "1", "unknown": True}) == {"a": 1, "b": 2}
+
+
+def test_context_and_skipped_parameters_are_not_arguments() -> None:
+    def f(ctx: Context, a: int, request: object = None) -> None: ...
+
+    params = derive_parameters(f, context_type=Context, skip_names=frozenset({"request"}))
+    for name in ("ctx", "request"):
+        with pytest.raises(InvalidArguments, match=f"{name}: unexpected argument"):
+            params.validate({"a": 1, name: "smuggled"})
+
+
+def test_kwargs_take_the_unknown_arguments() -> None:
+    def anything(a: int, ctx: Context, **rest: Any) -> None: ...
+
+    def counts(a: int, **rest: int) -> None: ...
+
+    def points(start: Point, **more: Point) -> None: ...
+
+    params = derive_parameters(anything, context_type=Context)
+    assert params.input_schema["additionalProperties"] is True
+    assert params.validate({"a": "1", "b": [1], "c": None}) == {"a": 1, "b": [1], "c": None}
+    with pytest.raises(InvalidArguments, match="ctx: unexpected argument"):
+        params.validate({"a": 1, "ctx": 2})  # the context is not the caller's to give
+    typed = derive_parameters(counts)
+    assert typed.input_schema["additionalProperties"] == {"type": "integer"}
+    assert typed.validate({"a": 1, "b": "2"}) == {"a": 1, "b": 2}
+    with pytest.raises(InvalidArguments) as caught:
+        typed.validate({"a": "x", "b": "two"})
+    assert caught.value.message == (
+        'Invalid arguments for tool \'counts\': a: expected an integer, got "x"; b: expected an integer, got "two"'
+    )
+    shared = derive_parameters(points)
+    assert shared.input_schema["additionalProperties"] == {"$ref": "#/$defs/Point"}
+    assert list(shared.input_schema["$defs"]) == ["Point"]
+    assert shared.validate({"start": {"x": 1}, "end": {"x": 2}}) == {"start": Point(1), "end": Point(2)}
+
+
+class Strict(BaseModel, extra="forbid"):
+    n: int
+
+
+def test_nested_types_keep_their_own_rule_for_extra_keys() -> None:
+    def f(point: Point, person: Person, strict: Strict) -> None: ...
+
+    params = derive_parameters(f)
+    assert "additionalProperties" not in params.input_schema["$defs"]["Point"]
+    assert "additionalProperties" not in params.input_schema["$defs"]["Person"]
+    assert params.input_schema["$defs"]["Strict"]["additionalProperties"] is False
+    arguments = {"point": {"x": 1, "z": 9}, "person": {"name": "Ada", "age": 36, "z": 9}, "strict": {"n": 1}}
+    assert params.validate(arguments)["point"] == Point(1)
+    with pytest.raises(InvalidArguments, match=r"strict\.z: unexpected field"):
+        params.validate(arguments | {"strict": {"n": 1, "z": 9}})
 
 
 def test_invalid_argument_names_the_field() -> None:
-    with pytest.raises(InvalidParams) as caught:
+    with pytest.raises(InvalidArguments) as caught:
         derive_parameters(add).validate({"a": "x"})
-    message = caught.value.message
-    assert message.startswith("Invalid arguments for tool 'add': a: Input should be a valid integer")
-    assert message.endswith("(got 'x')")
-    assert caught.value.code == -32602
-    assert caught.value.data["errors"][0]["path"] == ["a"]
+    assert caught.value.message == "Invalid arguments for tool 'add': a: expected an integer, got \"x\""
+    assert isinstance(caught.value, InvalidParams) and caught.value.code == -32602  # a prompt's is -32602
+    assert caught.value.data["errors"] == [
+        {"path": ["a"], "message": 'expected an integer, got "x"', "type": "int_parsing"}
+    ]
 
 
 def test_missing_argument() -> None:
-    with pytest.raises(InvalidParams, match="Invalid arguments for tool 'add': a: Field required"):
+    with pytest.raises(InvalidArguments, match=r"Invalid arguments for tool 'add': a: required field missing$"):
         derive_parameters(add).validate({})
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"mode": "c"}, "mode: expected 'a' or 'b', got \"c\""),
+        ({"count": 0}, "count: expected a value greater than or equal to 1, got 0"),
+        ({"count": 2.5}, "count: expected an integer, got 2.5"),
+        ({"ratio": "half"}, 'ratio: expected a number, got "half"'),
+        ({"flag": "maybe"}, 'flag: expected a boolean, got "maybe"'),
+        ({"tags": "a,b"}, 'tags: expected an array, got "a,b"'),
+        ({"tags": [1]}, "tags[0]: expected a string, got 1"),
+        ({"point": "1,2"}, 'point: expected an object, got "1,2"'),
+        ({"name": "x" * 100}, 'name: String should have at most 8 characters, got "' + "x" * 56 + "..."),
+        ({"note": None}, "note: expected a string, got null"),
+        ({"a b": 1}, '["a b"]: unexpected argument'),
+        ({"": 1}, '[""]: unexpected argument'),
+    ],
+)
+def test_each_message_says_what_was_expected(value: dict[str, Any], expected: str) -> None:
+    def f(
+        mode: Literal["a", "b"] = "a",
+        count: Annotated[int, Field(ge=1)] = 1,
+        ratio: float = 1.0,
+        flag: bool = False,
+        tags: list[str] | None = None,
+        point: Point | None = None,
+        name: Annotated[str, Field(max_length=8)] = "",
+        note: str = "",
+    ) -> None: ...
+
+    with pytest.raises(InvalidArguments) as caught:
+        derive_parameters(f).validate(value)
+    assert caught.value.message == f"Invalid arguments for tool 'f': {expected}"
+
+
+def test_many_problems_are_listed_up_to_a_bound() -> None:
+    with pytest.raises(InvalidArguments) as caught:
+        derive_parameters(add).validate({"a": 1} | {f"k{i}": i for i in range(500)})
+    assert caught.value.message.endswith("k19: unexpected argument; and 480 more")
+    assert len(caught.value.data["errors"]) == 20
 
 
 def test_arguments_must_be_an_object() -> None:
@@ -228,8 +345,8 @@ def test_nested_errors_have_paths() -> None:
         derive_parameters(f, name="plot").validate({"points": [{"x": 1}, {"x": "no"}], "mode": "c"})
     message = caught.value.message
     assert message.startswith("Invalid arguments for tool 'plot': ")
-    assert "points[1].x: Input should be a valid integer" in message
-    assert "mode: Input should be 'a' or 'b' (got 'c')" in message
+    assert 'points[1].x: expected an integer, got "no"' in message
+    assert "mode: expected 'a' or 'b', got \"c\"" in message
 
 
 def test_user_types_are_instantiated() -> None:
@@ -405,5 +522,5 @@ def test_awaitable_and_async_returns() -> None:
 
 
 def test_structure_rejects_a_wrong_value() -> None:
-    with pytest.raises(OutputMismatch, match=r"tool 'add' returned .*Input should be a valid integer"):
+    with pytest.raises(OutputMismatch, match=r"tool 'add' returned .*expected an integer, got \"nope\""):
         derive_output(add).structure("nope")

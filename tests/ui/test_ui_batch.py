@@ -126,8 +126,9 @@ def test_exit_status_1_for_a_tool_error_and_2_for_a_protocol_error(
     assert status == 1 and result["isError"] is True and "The summary is empty" in texts(result)
     status, result, _ = call(capsys, ISSUES, "no_such_tool")
     assert status == 2 and result["error"]["code"] == -32602
+    # Arguments that fail validation are a tool execution error too (SEP-1303), naming the field.
     status, result, _ = call(capsys, ISSUES, "create_issue", "--args", '{"summary": 3}')
-    assert status == 2 and result["error"]["code"] == -32602
+    assert status == 1 and result["isError"] is True and "summary: expected a string, got 3" in texts(result)
     # An answer that does not fit the form: the question is cancelled and the status says so.
     bad = answers_file(tmp_path, [{"project_key": "NOPE", "issue_type": "bug"}])
     status, result, err = call(capsys, ISSUES, "create_issue", "--args", '{"summary": "x"}', "--answers", bad)

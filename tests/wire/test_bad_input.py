@@ -303,27 +303,29 @@ def test_tools_call_name_not_a_string(wire: WireServer) -> None:
     wire.assert_alive()
 
 
+# Arguments that fail validation are a tool execution error (tools.mdx "Error Handling", SEP-1303):
+# a result with isError the model can act on, not -32602 (tests/server/test_tool_arguments_wire.py).
+
+
 def test_argument_of_the_wrong_type_names_the_field(wire: WireServer) -> None:
     wire.send(call("add", 1, {"a": "x", "b": 2}))
-    error = wire.error(1)
-    assert error["code"] == -32602
-    assert "'add'" in error["message"]
-    assert " a: " in error["message"]
-    assert [e["path"] for e in error["data"]["errors"]] == [["a"]]
+    result = wire.result(1)
+    assert result["isError"] is True
+    assert text_of(result) == "Invalid arguments for tool 'add': a: expected an integer, got \"x\""
     wire.assert_alive()
 
 
 def test_missing_argument_names_the_field(wire: WireServer) -> None:
     wire.send(call("add", 1, {"a": 1}))
-    error = wire.error(1)
-    assert error["code"] == -32602
-    assert [e["path"] for e in error["data"]["errors"]] == [["b"]]
+    result = wire.result(1)
+    assert result["isError"] is True
+    assert text_of(result) == "Invalid arguments for tool 'add': b: required field missing"
     wire.assert_alive()
 
 
 def test_good_arguments_after_bad_ones(wire: WireServer) -> None:
     wire.send(call("add", 1, {"a": "x", "b": 2}), call("add", 2, {"a": 40, "b": 2}))
-    assert wire.error(1)["code"] == -32602
+    assert wire.result(1)["isError"] is True
     assert wire.result(2)["structuredContent"] == {"result": 42}
 
 

@@ -6,12 +6,18 @@ return value), so a call only pays for validation, never for introspection.
 
 Rules worth knowing:
 
-* Extra argument keys are **ignored**, not rejected. The published
-  ``inputSchema`` does not say ``additionalProperties: false``, so ignoring them
-  is what the schema promises; clients and models routinely add stray keys, and
-  failing a call over a key the function would never read helps nobody. A
-  parameter type that forbids extras (a model with ``extra="forbid"``) still
-  rejects them inside its own value.
+* A tool's ``inputSchema`` says ``additionalProperties: false`` and an argument
+  it does not name is refused like any other bad argument, so the schema and the
+  validation agree. A tool that takes ``**kwargs`` publishes
+  ``additionalProperties`` instead (``true``, or the schema of the ``**kwargs``
+  annotation) and receives the unknown arguments there. Only the top level is
+  concerned: a parameter's own type (dataclass, TypedDict, model) keeps whatever
+  it says about extra keys. Prompt arguments and resource template variables
+  that name no parameter are ignored.
+* Arguments that fail validation raise ``InvalidArguments`` (an ``InvalidParams``,
+  -32602): its message names each failing field and what was expected, for a
+  person or a model to act on. For a tool the server turns it into a result with
+  ``isError: true`` (SEP-1303); for a prompt or a resource it stays -32602.
 * Return types decide ``outputSchema``: no annotation, ``None``, ``Any``,
   ``str``, ``bytes`` and content types give **no** schema (the value is sent as
   content only; a bare ``str`` is the common "just text" tool). Object-like types
@@ -27,6 +33,7 @@ Rules worth knowing:
 from __future__ import annotations
 
 __all__ = [
+    "InvalidArguments",
     "OutputMismatch",
     "OutputShape",
     "ParameterSet",
@@ -44,7 +51,7 @@ import re
 import types
 import typing
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, cast, get_args, get_origin
 
@@ -59,6 +66,15 @@ from backchannel.types.errors import InvalidParams
 from .typeddict_compat import modernize
 
 _NO_SCHEMA_RETURNS: tuple[Any, ...] = (None, type(None), Any, str, bytes, typing.NoReturn, typing.Never)
+
+
+class InvalidArguments(InvalidParams):
+    """Arguments that do not fit the parameters, each problem named in the message.
+
+    A subclass of ``InvalidParams`` so that prompts and resources answer -32602 as
+    before; a tool call catches it and answers with ``isError: true`` instead,
+    because the spec counts input validation among tool execution errors.
+    """
 
 
 class OutputMismatch(ValueError):
@@ -86,13 +102,20 @@ class ParameterSet:
     _fields: tuple[tuple[str, str], ...] = field(repr=False, compare=False)  # (model field, parameter)
     _label: str = field(repr=False, compare=False, default="tool")
     _json_strings: bool = field(repr=False, compare=False, default=False)
+    # Unknown arguments: refused (a tool), ignored (a prompt or resource), or taken by **kwargs.
+    _strict: bool = field(repr=False, compare=False, default=False)
+    _rest: str | None = field(repr=False, compare=False, default=None)  # the **kwargs parameter
+    _rest_adapter: TypeAdapter[dict[str, Any]] | None = field(repr=False, compare=False, default=None)
+    _reserved: frozenset[str] = field(repr=False, compare=False, default=frozenset())  # context, skipped
 
     def validate(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Check ``arguments`` and return the keyword arguments for the call.
 
         Values come back converted to the declared types (a dataclass parameter
         gets an instance), and omitted optional parameters get their defaults,
-        so the function sees exactly what its signature asks for.
+        so the function sees exactly what its signature asks for. Arguments that
+        are not an object raise ``InvalidParams``; arguments that do not fit
+        raise ``InvalidArguments`` naming every problem.
         """
         if arguments is None:
             arguments = {}
@@ -105,12 +128,17 @@ class ParameterSet:
         except ValidationError as exc:
             retried = self._json_retry(arguments, exc) if self._json_strings else None
             if retried is None:
-                message, details = _describe(exc)
-                raise InvalidParams(
-                    f"Invalid arguments for {self._label}: {message}", data={"errors": details}
-                ) from None
+                raise self._refusal(_problems(exc) + self._unknown(arguments)[1]) from None
             instance = retried
-        return {parameter: getattr(instance, name) for name, parameter in self._fields}
+        kwargs = {parameter: getattr(instance, name) for name, parameter in self._fields}
+        # Every argument that names a parameter sets one field, so a count that differs means an
+        # unknown argument: the one test on the success path, as cheap as pydantic's own check.
+        if self._strict and len(arguments) != len(instance.__pydantic_fields_set__):
+            extras, problems = self._unknown(arguments)
+            if problems:
+                raise self._refusal(problems)
+            kwargs |= extras
+        return kwargs
 
     def prompt_arguments(self) -> list[dict[str, Any]]:
         """The ``arguments`` list of an MCP ``Prompt``: name, description?, required."""
@@ -121,6 +149,36 @@ class ParameterSet:
             | {"required": name in required}
             for name, schema in self.input_schema["properties"].items()
         ]
+
+    def _unknown(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[_Problem]]:
+        """The arguments that name no parameter, for ``**kwargs``, and the problems with them."""
+        if not self._strict:
+            return {}, []
+        names = self.input_schema["properties"]
+        extras = {key: value for key, value in arguments.items() if key not in names}
+        if self._rest is None:
+            return {}, self._unexpected(extras)
+        # A name the function takes otherwise (its context) cannot also arrive through **kwargs.
+        problems = self._unexpected(key for key in extras if key in self._reserved)
+        if self._rest_adapter is not None:
+            try:
+                extras = self._rest_adapter.validate_python(extras)
+            except ValidationError as exc:
+                problems += _problems(exc)
+        return extras, problems
+
+    @staticmethod
+    def _unexpected(names: Iterable[str]) -> list[_Problem]:
+        return [((name,), "unexpected argument", "unexpected_argument") for name in names]
+
+    def _refusal(self, problems: list[_Problem]) -> InvalidArguments:
+        # Bounded: a call with thousands of bad keys gets an answer of a readable size.
+        shown = problems[:_MAX_PROBLEMS]
+        text = "; ".join(f"{_path(path)}: {message}" if path else message for path, message, _ in shown)
+        if len(problems) > len(shown):
+            text += f"; and {len(problems) - len(shown)} more"
+        details = [{"path": list(path), "message": message, "type": kind} for path, message, kind in shown]
+        return InvalidArguments(f"Invalid arguments for {self._label}: {text}", data={"errors": details})
 
     def _json_retry(self, arguments: dict[str, Any], exc: ValidationError) -> BaseModel | None:
         # Only string values of failing top-level arguments are decoded, so a
@@ -157,7 +215,7 @@ class OutputShape:
         try:
             data = self._adapter.dump_python(self._adapter.validate_python(value), mode="json")
         except ValidationError as exc:
-            message, _ = _describe(exc)
+            message = "; ".join(f"{_path(path)}: {text}" if path else text for path, text, _ in _problems(exc))
             raise OutputMismatch(
                 f"{self._label} returned a value that does not match its return annotation: {message}"
             ) from None
@@ -186,7 +244,11 @@ def derive_parameters(
     definitions: dict[str, Any] = {}
     mapping: list[tuple[str, str]] = []
     context_parameter: str | None = None
+    rest: str | None = None
     for index, param in enumerate(inspect.signature(fn).parameters.values()):
+        if param.kind is param.VAR_KEYWORD and what == "tool" and param.name not in skip_names:
+            rest = param.name
+            continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             stars = "*" if param.kind is param.VAR_POSITIONAL else "**"
             raise TypeError(
@@ -236,7 +298,50 @@ def derive_parameters(
         ) from exc
     schema: dict[str, Any] = {"type": "object", "properties": raw.get("properties", {})}
     schema |= {key: raw[key] for key in ("required", "$defs") if raw.get(key)}
-    return ParameterSet(schema, context_parameter, model, tuple(mapping), label, what in ("prompt", "resource"))
+    strict = what == "tool"
+    rest_adapter: TypeAdapter[dict[str, Any]] | None = None
+    if rest is not None:
+        rest_adapter, schema["additionalProperties"] = _rest_schema(hints.get(rest, Any), schema, where, rest)
+    elif strict:
+        schema["additionalProperties"] = False
+    if "$defs" in schema:
+        schema["$defs"] = schema.pop("$defs")  # last, after what a reader looks for first
+    reserved = frozenset(skip_names) | ({context_parameter} if context_parameter else set())
+    return ParameterSet(
+        schema,
+        context_parameter,
+        model,
+        tuple(mapping),
+        label,
+        what in ("prompt", "resource"),
+        _strict=strict,
+        _rest=rest,
+        _rest_adapter=rest_adapter,
+        _reserved=reserved,
+    )
+
+
+def _rest_schema(
+    annotation: Any, schema: dict[str, Any], where: str, rest: str
+) -> tuple[TypeAdapter[dict[str, Any]] | None, Any]:
+    """The validator of ``**rest``'s values (None: any value) and its ``additionalProperties``."""
+    annotation, _, _ = _split_annotation(annotation)
+    if annotation is Any or annotation is object:
+        return None, True
+    try:
+        adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, annotation])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
+            value = adapter.json_schema(schema_generator=_SchemaGenerator)
+    except (PydanticSchemaGenerationError, PydanticUserError) as exc:
+        raise TypeError(
+            f"{where}: the type of **{rest} cannot be described as JSON Schema: {_first_line(exc)}"
+        ) from exc
+    # Types the parameters also use come out under the same $defs names, with the same schema.
+    definitions = {**value.pop("$defs", {}), **schema.get("$defs", {})}
+    if definitions:
+        schema["$defs"] = definitions
+    return adapter, value.get("additionalProperties", True)
 
 
 def derive_arguments_for_prompt(
@@ -389,23 +494,65 @@ def _blame(definitions: dict[str, Any], mapping: list[tuple[str, str]]) -> str:
     return "the signature "
 
 
-def _describe(exc: ValidationError) -> tuple[str, list[dict[str, Any]]]:
-    parts: list[str] = []
-    details: list[dict[str, Any]] = []
+# (location, what is wrong, pydantic's error type or ours)
+_Problem = tuple[tuple[int | str, ...], str, str]
+
+# What a model should send instead, for the errors it makes most often; said the JSON way.
+_EXPECTED = {
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "string_type": "a string",
+    "bool_type": "a boolean",
+    "bool_parsing": "a boolean",
+    "list_type": "an array",
+    "tuple_type": "an array",
+    "set_type": "an array",
+    "frozen_set_type": "an array",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+    "dataclass_type": "an object",
+    "none_required": "null",
+}
+_BOUNDS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal", "multiple_of"})
+_SHOULD = "Input should be "
+_MAX_PROBLEMS = 20
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_$@-]{1,60}")
+
+
+def _problems(exc: ValidationError) -> list[_Problem]:
+    found: list[_Problem] = []
     for error in exc.errors(include_url=False):
-        path = _path(error["loc"])
+        kind = error["type"]
+        if kind in ("missing", "missing_argument", "missing_keyword_only_argument"):
+            found.append((error["loc"], "required field missing", kind))
+            continue
+        if kind in ("extra_forbidden", "unexpected_keyword_argument"):
+            found.append((error["loc"], "unexpected field", kind))
+            continue
         message = error["msg"]
-        if error["type"] != "missing":
-            message += f" (got {_short_repr(error.get('input'))})"
-        parts.append(f"{path}: {message}" if path else message)
-        details.append({"path": list(error["loc"]), "message": error["msg"], "type": error["type"]})
-    return "; ".join(parts), details
+        if kind in _EXPECTED:
+            message = f"expected {_EXPECTED[kind]}"
+        elif message.startswith(_SHOULD):
+            message = f"expected {'a value ' if kind in _BOUNDS else ''}{message.removeprefix(_SHOULD)}"
+        if "input" in error:
+            message += f", got {_short_json(error['input'])}"
+        found.append((error["loc"], message, kind))
+    return found
 
 
 def _path(loc: tuple[int | str, ...]) -> str:
     text = ""
     for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif _PLAIN_NAME.fullmatch(part):
+            text += f".{part}" if text else part
+        else:  # a name a reader could not tell apart from the punctuation around it (or an empty one)
+            text += f"[{_short_json(part)}]"
     return text
 
 
@@ -413,8 +560,12 @@ def _first_line(exc: Exception) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def _short_repr(value: Any, limit: int = 60) -> str:
-    text = repr(value)
+def _short_json(value: Any, limit: int = 60) -> str:
+    # Said as JSON: the caller sent JSON, and a model reads `null` better than `None`.
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["RegisteredTool"]
+__all__ = ["RegisteredTool", "arguments_refused"]
 
 import inspect
 import re
@@ -16,7 +16,7 @@ from ..types.content import AudioContent, EmbeddedResource, ImageContent, Resour
 from ..types.errors import InvalidParams
 from ..types.tools import CallToolResult
 from .content import Audio, Image, to_content
-from .signature import OutputShape, ParameterSet, derive_output, derive_parameters
+from .signature import InvalidArguments, OutputShape, ParameterSet, derive_output, derive_parameters
 
 # SEP-986: 1-128 characters from this set.
 _encode_json = msgspec.json.encode
@@ -117,10 +117,16 @@ class RegisteredTool:
 class _PassthroughParameters(ParameterSet):
     """Arguments for a tool registered with an explicit ``input_schema``.
 
-    The schema is published verbatim and not enforced: the arguments must be
-    an object, and each key that names a parameter of the function is passed
-    as is (no conversion); other keys are ignored.
+    The schema is published verbatim and not enforced, except that an argument
+    its top level does not allow (``additionalProperties: false``, matching no
+    ``properties`` or ``patternProperties``) is refused like a bad argument, so the
+    schema and the server agree about unknown arguments. Each key that names a
+    parameter of the function is passed as is (no conversion); other allowed keys
+    go to the function's ``**kwargs`` if it has one, and are ignored otherwise.
     """
+
+    _closed: frozenset[str] | None = field(default=None, repr=False, compare=False)  # None: any name
+    _patterns: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
 
     def validate(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
         if arguments is None:
@@ -129,12 +135,40 @@ class _PassthroughParameters(ParameterSet):
             raise InvalidParams(
                 f"Invalid arguments for {self._label}: expected an object, got {type(arguments).__name__}"
             )
+        if self._closed is not None and not arguments.keys() <= self._closed:
+            self._refuse_unknown(arguments)
+        if self._rest is not None:
+            if not self._reserved.isdisjoint(arguments):
+                raise self._refusal(self._unexpected(key for key in arguments if key in self._reserved))
+            return dict(arguments)
         return {parameter: arguments[parameter] for _, parameter in self._fields if parameter in arguments}
+
+    def _refuse_unknown(self, arguments: dict[str, Any]) -> None:
+        assert self._closed is not None
+        unknown = [
+            key
+            for key in arguments
+            if key not in self._closed and not any(pattern.search(key) for pattern in self._patterns)
+        ]
+        if unknown:
+            raise self._refusal(self._unexpected(unknown))
 
 
 def _passthrough(parameters: ParameterSet, input_schema: dict[str, Any], name: str) -> ParameterSet:
     if not isinstance(input_schema, dict) or input_schema.get("type") != "object":
         raise ValueError(f'tool {name!r}: input_schema must be a JSON Schema object with "type": "object"')
+    closed: frozenset[str] | None = None
+    patterns: list[re.Pattern[str]] = []
+    if input_schema.get("additionalProperties") is False:
+        properties = input_schema.get("properties")
+        closed = frozenset(properties if isinstance(properties, dict) else ())
+        for pattern in input_schema.get("patternProperties") or {}:
+            try:
+                patterns.append(re.compile(pattern))
+            except (re.error, TypeError):
+                # An ECMA-262 pattern Python cannot read: better accept too much than refuse a good call.
+                closed = None
+                break
     return _PassthroughParameters(
         input_schema,
         parameters.context_parameter,
@@ -142,7 +176,17 @@ def _passthrough(parameters: ParameterSet, input_schema: dict[str, Any], name: s
         parameters._fields,
         parameters._label,
         parameters._json_strings,
+        _rest=parameters._rest,
+        _reserved=parameters._reserved,
+        _closed=closed,
+        _patterns=tuple(patterns),
     )
+
+
+def arguments_refused(error: InvalidArguments) -> dict[str, Any]:
+    """The answer to a call whose arguments do not fit: a tool execution error (SEP-1303),
+    which the client hands to the model to correct, rather than -32602."""
+    return {"content": [{"type": "text", "text": error.message}], "isError": True}
 
 
 def _content_types() -> tuple[type, ...]:
