@@ -11,8 +11,8 @@ __all__ = ["Server"]
 
 import inspect
 import os
+import secrets
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,8 +35,10 @@ from .prompts import RegisteredPrompt
 from .redaction import Redactor
 from .resources import RegisteredResource, RegisteredTemplate, build_resource, to_contents
 from .roots import RootsCache
+from .signature import InvalidArguments
+from .state import MemoryStore, StateStore
 from .subscriptions import Subscriptions
-from .tools import RegisteredTool
+from .tools import RegisteredTool, arguments_refused
 
 if TYPE_CHECKING:
     from ..transports.http.app import HttpApp
@@ -55,7 +57,9 @@ class _PerConnection:
     log_level: str | None
     bucket: TokenBucket
     subscriptions: set[str] = field(default_factory=set)
-    declined: set[str] = field(default_factory=set)
+    #: Names this connection's entries in the state store (declined forms, stdio ``once`` bucket);
+    #: made on first use, as most connections (a stateless-era POST each) never need one.
+    scope: str | None = None
     roots: RootsCache = field(default_factory=RootsCache)
 
 
@@ -74,6 +78,10 @@ class Server:
     ``state_key`` seals the ``requestState`` of stateless-era multi-round
     requests (random per process by default: give every worker the same key),
     valid for ``state_ttl`` seconds.
+    ``state`` is the store for what the server keeps between requests (``ctx.once``
+    results, declined forms); default: a ``MemoryStore`` in this process.
+    ``once_limit`` bounds the ``ctx.once`` results one caller may have kept at a
+    time; ``decline_ttl`` is how long a declined form is not shown again.
     ``default_roots`` stand in for the roots of a client without the ``roots``
     capability (``ctx.list_roots()`` marks them ``from_client=False``); default:
     the working directory when the server was made.
@@ -100,6 +108,9 @@ class Server:
         state_ttl: float = 600.0,
         elicitation_timeout: float = 600.0,
         default_roots: Sequence[str | os.PathLike[str]] | None = None,
+        state: StateStore | None = None,
+        once_limit: int = 10_000,
+        decline_ttl: float = 3600.0,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError(f"page_size must be a positive number of items or None, not {page_size!r}")
@@ -124,8 +135,10 @@ class Server:
         self.log_burst = log_burst
         self.state_sealer = StateSealer(state_key, state_ttl)
         self.elicitation_timeout = elicitation_timeout
-        #: Results of ``ctx.once`` by (request lineage, name), oldest first.
-        self.once_results: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        #: Per-server state that outlives a request: ``ctx.once`` results and declined forms.
+        self.state: StateStore = state if state is not None else MemoryStore()
+        self.once_limit = once_limit
+        self.decline_ttl = decline_ttl
         #: URL-mode elicitation flows and their pages (``http_app()`` serves them); see ``UrlElicitations``.
         self.url_elicitations: UrlElicitations | None = None
         self.default_roots: list[str | os.PathLike[str]] = (
@@ -178,8 +191,10 @@ class Server:
         cannot be described, ``ValueError`` for a bad or duplicate name.
 
         ``input_schema`` replaces the derived ``inputSchema`` verbatim; the
-        arguments are then only checked to be an object, and each key naming a
-        parameter of ``fn`` is passed through unconverted.
+        arguments are then only checked to be an object and, when the schema says
+        ``additionalProperties: false``, to name only what it allows. Each key naming a
+        parameter of ``fn`` is passed through unconverted (the rest too if ``fn`` takes
+        ``**kwargs``).
 
         ``elicits`` lists the forms the tool passes to ``ctx.elicit`` (types or dict
         schemas): each is checked and built now, so a nested or invalid one raises
@@ -327,13 +342,31 @@ class Server:
 
         Mount it in Starlette or FastAPI, or run it with uvicorn. ``options`` go to
         ``HttpApp`` (allowed hosts and origins, authenticator, body limit, idle timeout,
-        event store)."""
+        event store, and the limits: body timeout, caps on requests and sessions)."""
         from ..transports.http.app import HttpApp
 
         return HttpApp(self, path=path, **options)
 
-    def run_http(self, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp", **options: Any) -> None:
+    def run_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        *,
+        header_timeout: float | None = 10.0,
+        body_timeout: float | None = 30.0,
+        max_connections: int | None = 1000,
+        retry_after: int = 5,
+        **options: Any,
+    ) -> None:
         """Serve Streamable HTTP with uvicorn on ``host:port`` (loopback unless told otherwise).
+
+        Each connection is bounded (``transports/http/serving.py``): its request headers must
+        arrive within ``header_timeout`` seconds and its body within ``body_timeout`` (else 408),
+        and past ``max_connections`` open connections (lowered to fit the file-descriptor limit)
+        requests are answered 503 with ``Retry-After: retry_after``; None turns a limit off.
+        ``options`` go to ``http_app`` (its ``max_requests`` is off here: the connection cap
+        bounds requests; its body clock too: the connection's covers every path).
 
         URL-elicitation pages are served here too: ``url_elicitations.base_url`` defaults to
         ``http://host:port`` (a wildcard host becomes loopback). The loop is uvloop when
@@ -341,25 +374,21 @@ class Server:
         import uvicorn
 
         from ..runtime.loops import loop_name
+        from ..transports.http.serving import uvicorn_options
         from .url_elicitation import UrlElicitations
 
         flows = UrlElicitations.of(self)
         if not flows.base_url and port:
             flows.base_url = _http_base(host, port)
-        # No access log (errors still log), no proxy-header rewriting (a server that sits behind a
-        # proxy mounts http_app() itself and says which proxies to trust), no per-response
-        # Server/Date headers: work every request would pay for and MCP does not use.
-        uvicorn.run(
-            self.http_app(path, **options),
-            host=host,
-            port=port,
-            log_level="warning",
-            access_log=False,
-            proxy_headers=False,
-            server_header=False,
-            date_header=False,
-            loop=loop_name(),
+        options.setdefault("max_requests", None)
+        app = self.http_app(path, body_timeout=None, retry_after=retry_after, **options)
+        guard = uvicorn_options(
+            header_timeout=header_timeout,
+            body_timeout=body_timeout,
+            max_connections=max_connections,
+            retry_after=retry_after,
         )
+        uvicorn.run(app, host=host, port=port, loop=loop_name(), **guard)
 
     def capabilities(self) -> dict[str, Any]:
         """What this server declares: each feature that has something registered.
@@ -411,8 +440,12 @@ class Server:
             if dropped:
                 note = {"message": f"{dropped} log messages were dropped by the rate limit", "dropped": dropped}
                 self._emit_log(connection, request, "warning", note, "backchannel")
+        if logger is not None and not isinstance(logger, str):
+            logger = str(logger)
         if self.log_redactor is not None:
             data = self.log_redactor.redact(data)
+            if logger is not None:  # a logger's name can carry a secret too ("client.alice@example.com")
+                logger = self.log_redactor.text(logger)
         self._emit_log(connection, request, level, data, logger)
         return True
 
@@ -423,10 +456,14 @@ class Server:
             params["logger"] = logger
         connection.notify("notifications/message", params, related=request.id)
 
-    def declined_questions(self, connection: Connection) -> set[str] | None:
-        """Fingerprints of the questions declined in this handshake-era session."""
+    def connection_scope(self, connection: Connection) -> str | None:
+        """The name of ``connection``'s entries in ``state`` (a random id, never reused)."""
         state = self._connections.get(connection)
-        return state.declined if state is not None else None
+        if state is None:
+            return None
+        if state.scope is None:
+            state.scope = "connection:" + secrets.token_hex(16)
+        return state.scope
 
     def roots_cache(self, connection: Connection) -> RootsCache | None:
         """This handshake-era session's cached roots (never shared with another session)."""
@@ -453,7 +490,10 @@ class Server:
             return None
         token = CURRENT_CONTEXT.set(Context(self, connection, request))
         try:
-            kwargs = tool.parameters.validate(request.params.get("arguments"))
+            try:
+                kwargs = tool.parameters.validate(request.params.get("arguments"))
+            except InvalidArguments as invalid:
+                return arguments_refused(invalid)
             value = tool.fn(**kwargs)
         finally:
             CURRENT_CONTEXT.reset(token)
@@ -587,7 +627,10 @@ class Server:
         tool = self._tools.get(name)
         if tool is None:
             raise InvalidParams(f"Unknown tool: {name}", data={"name": name})
-        kwargs = tool.parameters.validate(params.get("arguments"))
+        try:
+            kwargs = tool.parameters.validate(params.get("arguments"))
+        except InvalidArguments as invalid:
+            return arguments_refused(invalid)
         context = self._context_for(request)
         if tool.parameters.context_parameter is not None:
             kwargs[tool.parameters.context_parameter] = context

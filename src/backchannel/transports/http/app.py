@@ -8,7 +8,9 @@ Routing follows the dual-era reading of the spec (CHANGES-2026-07-28 §13):
   is served on its own (stateless era): one POST, one request, its own
   protocol session; closing the response cancels it.
 
-Every refusal is a JSON-RPC error body with the fitting HTTP status.
+Every refusal is a JSON-RPC error body with the fitting HTTP status, the limits'
+(``limits.py``) included: a body that does not arrive in time is 408, a request past
+the cap on requests served at once or on live sessions is 503 with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,17 @@ from .asgi import (
 )
 from .auth import Authenticator, Principal
 from .event_store import EventStore, InMemoryEventStore, parse_event_id
+from .limits import (
+    BODY_TIMEOUT,
+    MAX_REQUESTS,
+    MAX_SESSIONS,
+    RETRY_AFTER,
+    TIMED_OUT,
+    BodyDeadlines,
+    TimedOut,
+    busy,
+    too_slow,
+)
 from .modern import serve_modern
 from .sessions import LegacySession, SessionRegistry
 from .streams import CLOSE_STREAM, END_STREAM, SSE_HEADERS, MessageFeed, encode_message, is_answer_to
@@ -66,6 +79,13 @@ class HttpApp:
     defaults accept only loopback names). ``authenticator`` turns headers into a
     principal (None refuses with 401); sessions are bound to it. ``sse_after``
     is how long a POST waits for its answer before switching to an SSE stream.
+
+    Limits (``limits.py``, ``docs/reliability.md``): a request body must arrive within
+    ``body_timeout`` seconds (else 408); at most ``max_requests`` requests are served at
+    once, open streams included, and at most ``max_sessions`` handshake-era sessions
+    live at once (else 503 with ``Retry-After: retry_after``). None turns a limit off.
+    A session whose client has no response open (its streams were cut) ends after
+    ``session_idle_timeout`` with nothing arriving, whatever its requests still wait for.
     """
 
     def __init__(
@@ -81,6 +101,10 @@ class HttpApp:
         event_store: EventStore | None = None,
         retry_ms: int = 1000,
         sse_after: float = 0.5,
+        body_timeout: float | None = BODY_TIMEOUT,
+        max_requests: int | None = MAX_REQUESTS,
+        max_sessions: int | None = MAX_SESSIONS,
+        retry_after: int = RETRY_AFTER,
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/"
@@ -92,6 +116,12 @@ class HttpApp:
         self.retry_ms = retry_ms
         self.sse_after = sse_after
         self.sessions = SessionRegistry(session_idle_timeout)
+        self.body_deadlines = BodyDeadlines(body_timeout)
+        self.max_requests = max_requests
+        self.max_sessions = max_sessions
+        self.retry_after = retry_after
+        #: Requests being served now (streams included), for ``max_requests``.
+        self.serving = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -99,17 +129,35 @@ class HttpApp:
             return
         if scope["type"] != "http":
             return
+        if self.max_requests is not None and self.serving >= self.max_requests:
+            limit = f"the server is at its limit of {self.max_requests} requests served at once; try again shortly"
+            await _reject(send, busy(limit, self.retry_after))
+            return
+        self.serving += 1
+        try:
+            await self._route(scope, receive, send)
+        finally:
+            self.serving -= 1
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         # ASGI: ``path`` includes ``root_path`` (what a Mount in Starlette stripped off); compare the rest.
         root, full = scope.get("root_path", ""), scope.get("path", "")
         path = (full[len(root) :] if root and full.startswith(root) else full).rstrip("/") or "/"
+        headers = header_map(scope)
         flows = self.server.url_elicitations
         if flows is not None and flows.handles(path):  # the URL-elicitation pages served beside the endpoint
+            # Served only under the hosts the endpoint is (DNS rebinding). Not ``Origin``: a browser
+            # sends none on the navigation that opens a page, and the page's own form POST comes
+            # from the page's origin, which the pages check themselves against their base URL.
+            rejection = H.check_host_and_origin(headers, allowed_hosts=self.allowed_hosts, allowed_origins=("*",))
+            if rejection is not None:
+                await _reject(send, rejection)
+                return
             await flows(scope, receive, send)
             return
         if path != self.path and not (path == "/" and root.rstrip("/").endswith(self.path)):  # Mount("/x/mcp")
             await _reject(send, H.Rejection(404, InvalidRequest(f"no MCP endpoint at {full}; use {root}{self.path}")))
             return
-        headers = header_map(scope)
         rejection = H.check_host_and_origin(
             headers, allowed_hosts=self.allowed_hosts, allowed_origins=self.allowed_origins
         )
@@ -142,7 +190,15 @@ class HttpApp:
         if rejection is not None:
             await _reject(send, rejection)
             return
-        body = await read_body(receive, self.max_body_bytes)
+        deadlines = self.body_deadlines
+        if deadlines.timeout is None:  # (run_http: the connection keeps the body's clock)
+            body: bytes | TimedOut | None = await read_body(receive, self.max_body_bytes)
+        else:
+            body = await deadlines.read(receive, self.max_body_bytes)
+        if body is TIMED_OUT:
+            assert self.body_deadlines.timeout is not None
+            await _reject(send, too_slow("request body", self.body_deadlines.timeout))
+            return
         if body is None:
             too_large = InvalidRequest(f"Payload Too Large: the body exceeds {self.max_body_bytes} bytes")
             await _reject(send, H.Rejection(413, too_large))
@@ -225,6 +281,10 @@ class HttpApp:
         receive: Receive,
         send: Send,
     ) -> None:
+        if self.max_sessions is not None and len(self.sessions.sessions) >= self.max_sessions:
+            limit = f"the server is at its limit of {self.max_sessions} live sessions; end one (DELETE) or retry later"
+            await _reject(send, busy(limit, self.retry_after))
+            return
         session = LegacySession(self.sessions.new_id(), principal, self.server, self.event_store)
         self.sessions.add(session)
         await self._serve_request(session, message, receive, send)
@@ -243,35 +303,46 @@ class HttpApp:
         """
         request_id: RequestId = message["id"]
         feed = session.open_feed(request_id)
-        handler = session.feed_messages([message], hold=request_id)
-        if handler is None:  # answered at once (a plain synchronous tool), or refused
-            await self._respond(session, feed, request_id, receive, send, self.sse_after)
-            return
+        # The client is here until this response ends (``_respond`` says when): till then the
+        # idle reaper spares the session, whatever its requests wait for.
+        session.attach()
         loop = asyncio.get_running_loop()
         writer: asyncio.Task[None] | None = None
+        responding = False  # whether ``_respond`` runs, which detaches when the response ends
         streaming = _Streaming()
 
         def start_writer(message: dict[str, Any] | None = None) -> None:
-            nonlocal writer
+            nonlocal writer, responding
             if writer is None and (message is None or not is_answer_to(message, request_id)):
                 feed.on_put = None
                 timer.cancel()
+                responding = True
                 writer = loop.create_task(self._respond(session, feed, request_id, receive, send, 0.0, streaming))
 
-        timer = loop.call_later(self.sse_after, start_writer)
-        feed.on_put = start_writer
         try:
-            await handler
+            handler = session.feed_messages([message], hold=request_id)
+            if handler is None:  # answered at once (a plain synchronous tool), or refused
+                responding = True
+                await self._respond(session, feed, request_id, receive, send, self.sse_after)
+                return
+            timer = loop.call_later(self.sse_after, start_writer)
+            feed.on_put = start_writer
+            try:
+                await handler
+            finally:
+                feed.on_put = None
+                timer.cancel()
+            if writer is not None:
+                if not await _finish_for(streaming, send):
+                    await writer
+                return
+            if feed.queue.empty():  # the handler was stopped (cancelled): no answer will come
+                feed.put(END_STREAM)
+            responding = True
+            await self._respond(session, feed, request_id, receive, send, 0.0)
         finally:
-            feed.on_put = None
-            timer.cancel()
-        if writer is not None:
-            if not await _finish_for(streaming, send):
-                await writer
-            return
-        if feed.queue.empty():  # the handler was stopped (cancelled): no answer will come
-            feed.put(END_STREAM)
-        await self._respond(session, feed, request_id, receive, send, 0.0)
+            if not responding:
+                session.detach()
 
     async def _respond(
         self,
@@ -283,24 +354,27 @@ class HttpApp:
         wait: float,
         streaming: _Streaming | None = None,
     ) -> None:
-        first = await feed.first(wait)
-        if first is not None and is_answer_to(first, request_id):
-            session.close_feed(request_id)
-            await send_bytes(send, 200, encode_message(first), [*RAW_JSON_HEADERS, session.header_bytes])
-            return
-        # Something other than the answer came first (or nothing yet): stream, resumably.
-        closing = first is CLOSE_STREAM
-        stream, sink = session.start_stream(feed, None if closing else first, attached=not closing)
-        priming = encode_event("", event_id=f"{stream.stream_id}_0", retry_ms=self.retry_ms)
-        await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
-        if closing:  # the handler asked to end this response at once (SEP-1699): the client polls
-            await send({"type": "http.response.body", "body": priming, "more_body": False})
-        else:
-            assert sink is not None
-            if streaming is not None:
-                streaming.sink = sink
-            await _forward(send, receive, priming, sink, 0, streaming)
-        session.touch()
+        """Send the response of a request POST; the session is detached from it when it ends."""
+        try:
+            first = await feed.first(wait)
+            if first is not None and is_answer_to(first, request_id):
+                session.close_feed(request_id)
+                await send_bytes(send, 200, encode_message(first), [*RAW_JSON_HEADERS, session.header_bytes])
+                return
+            # Something other than the answer came first (or nothing yet): stream, resumably.
+            closing = first is CLOSE_STREAM
+            stream, sink = session.start_stream(feed, None if closing else first, attached=not closing)
+            priming = encode_event("", event_id=f"{stream.stream_id}_0", retry_ms=self.retry_ms)
+            await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
+            if closing:  # the handler asked to end this response at once (SEP-1699): the client polls
+                await send({"type": "http.response.body", "body": priming, "more_body": False})
+            else:
+                assert sink is not None
+                if streaming is not None:
+                    streaming.sink = sink
+                await _forward(send, receive, priming, sink, 0, streaming)
+        finally:
+            session.detach()
 
     # ------------------------------------------------------------------- GET
 
@@ -321,11 +395,13 @@ class HttpApp:
             return
         feed = MessageFeed(None)
         session.transport.standalone = feed
+        session.attach()
         try:
             await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
             await send({"type": "http.response.body", "body": encode_comment("stream open"), "more_body": True})
             await _pump_plain(send, receive, feed)
         finally:
+            session.detach()
             if session.transport.standalone is feed:
                 session.transport.standalone = None
 
@@ -337,16 +413,20 @@ class HttpApp:
             return
         stream_id, position = place
         sink = stream.attach() if stream is not None else None
-        replay = await self.event_store.replay_after(stream_id, position)
-        await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
-        last = position
-        for number, event in replay:
-            await send({"type": "http.response.body", "body": event, "more_body": True})
-            last = number
-        if sink is None:
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-            return
-        await _forward(send, receive, b"", sink, last)
+        session.attach()
+        try:
+            replay = await self.event_store.replay_after(stream_id, position)
+            await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
+            last = position
+            for number, event in replay:
+                await send({"type": "http.response.body", "body": event, "more_body": True})
+                last = number
+            if sink is None:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            await _forward(send, receive, b"", sink, last)
+        finally:
+            session.detach()
 
     # ---------------------------------------------------------------- DELETE
 

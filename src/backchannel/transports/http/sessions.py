@@ -6,6 +6,12 @@ progress, log lines and server-to-client requests travel on the stream of the
 POST being served, so they work behind any load balancer that keeps a request
 on one worker. Messages that belong to no request go to the GET stream, if the
 client opened one.
+
+A session whose client has gone (no response of it open: its POST streams and GET
+stream were cut or ended) and from which nothing arrives for the idle timeout is
+ended, even mid-request: its handlers are cancelled and what they wait for from the
+client (an elicitation, say) fails, since nobody is left to answer it. A client
+that is still connected keeps its session for as long as its requests run.
 """
 
 from __future__ import annotations
@@ -92,6 +98,9 @@ class LegacySession:
         self._finished: deque[str] = deque()
         self._forgetting: set[asyncio.Task[None]] = set()
         self.last_active = time.monotonic()
+        #: HTTP responses of this session open now (request POSTs, GET streams): while there
+        #: is one, the client is there, and the session is not idle whatever it waits for.
+        self.responses = 0
         # Stream ids are unique across sessions (the event store is shared): a random
         # prefix per session, then a count. Resuming needs the session too, so they
         # need not be unguessable within it.
@@ -106,6 +115,14 @@ class LegacySession:
 
     def touch(self) -> None:
         self.last_active = time.monotonic()
+
+    def attach(self) -> None:
+        """A response of this session is open; ``detach`` when it ends, however it ends."""
+        self.responses += 1
+
+    def detach(self) -> None:
+        self.responses -= 1
+        self.touch()  # the idle clock starts when the client's last response ends
 
     def feed_messages(self, messages: list[Any], *, hold: RequestId | None = None) -> Coroutine[Any, Any, None] | None:
         """Serve what a POST carried; with ``hold``, that request's handler is returned to run
@@ -174,7 +191,12 @@ class LegacySession:
 
 
 class SessionRegistry:
-    """Live sessions by id; ends the ones idle longer than ``idle_timeout`` seconds."""
+    """Live sessions by id; ends the ones idle longer than ``idle_timeout`` seconds.
+
+    Idle: no response of the session open and nothing received for that long. The
+    session's pending requests do not keep it: with no response open, nobody is
+    there to see their answers or to answer what they ask.
+    """
 
     def __init__(self, idle_timeout: float | None) -> None:
         self.idle_timeout = idle_timeout
@@ -213,8 +235,16 @@ class SessionRegistry:
         assert self.idle_timeout is not None
         while self.sessions:
             await asyncio.sleep(min(self.idle_timeout / 2, 30.0))
-            deadline = time.monotonic() - self.idle_timeout
-            for session_id, session in list(self.sessions.items()):
-                if session.last_active < deadline and not session.transport.feeds:
-                    logger.info("ending idle session %s…", session_id[:8])
-                    await self.end(session_id)
+            await self.end_idle(time.monotonic())
+
+    async def end_idle(self, now: float) -> int:
+        """End the sessions idle at ``now`` (a ``time.monotonic()`` reading); how many ended."""
+        if self.idle_timeout is None:
+            return 0
+        deadline = now - self.idle_timeout
+        idle = [s for s in self.sessions.values() if s.last_active < deadline and s.responses <= 0]
+        for session in idle:
+            waiting = session.connection.active_handlers
+            logger.info("ending idle session %s… (%d requests still running)", session.session_id[:8], waiting)
+            await self.end(session.session_id)
+        return len(idle)
