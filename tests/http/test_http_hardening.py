@@ -14,6 +14,7 @@ from _http_harness import (
     call,
     legacy_headers,
     make_server,
+    messages_of,
     modern,
     modern_headers,
     open_session,
@@ -21,6 +22,7 @@ from _http_harness import (
     run,
 )
 
+from backchannel import Context, Server
 from backchannel.framing.codec import MAX_NESTING_DEPTH
 from backchannel.types.errors import INVALID_PARAMS, PARSE_ERROR
 from backchannel.types.meta import LOG_LEVEL, PROTOCOL_VERSION
@@ -78,5 +80,54 @@ def test_a_meta_value_of_the_wrong_json_type_is_invalid_params_over_http(key: st
             assert key in error["message"]
             after = await client.post("/mcp", content=json.dumps(good), headers=headers)
             assert "tools" in after.json()["result"], after.text
+
+    run(body)
+
+
+class Opaque:
+    """Nothing a JSON encoder knows how to write."""
+
+
+def unencodable_server() -> Server:
+    server = Server("unencodable", log_redactor=None)  # the redactor would make it text first
+
+    @server.tool()
+    async def log_opaque(ctx: Context) -> str:
+        await ctx.log("info", {"object": Opaque()})
+        await ctx.log("info", "a plain line after it")
+        return "logged"
+
+    return server
+
+
+def test_a_message_that_cannot_be_encoded_costs_only_itself_over_http() -> None:
+    async def body() -> None:
+        app = unencodable_server().http_app()
+        async with asgi_client(app) as client:
+            # Handshake era: the log line goes on the POST's stream before the answer.
+            session = await open_session(client, capabilities={})
+            headers = legacy_headers(session)
+            level = request("logging/setLevel", {"level": "debug"}, 5)
+            assert (await client.post("/mcp", json=level, headers=headers)).status_code == 200
+            response = await client.post("/mcp", json=call("log_opaque", {}, 7), headers=headers)
+            messages = (
+                messages_of(response.content)
+                if response.headers["content-type"].startswith("text/event-stream")
+                else [response.json()]
+            )
+            [answer] = [m for m in messages if m.get("id") == 7]
+            assert answer["result"]["content"] == [{"type": "text", "text": "logged"}]
+            logs = [m["params"]["data"] for m in messages if m.get("method") == "notifications/message"]
+            assert logs == ["a plain line after it"]
+            # Stateless era: the same call, its own stream.
+            message = modern(call("log_opaque", {}, 8), **{LOG_LEVEL: "debug"})
+            response = await client.post("/mcp", content=json.dumps(message), headers=modern_headers(message))
+            messages = (
+                messages_of(response.content)
+                if response.headers["content-type"].startswith("text/event-stream")
+                else [response.json()]
+            )
+            [answer] = [m for m in messages if m.get("id") == 8]
+            assert answer["result"]["content"] == [{"type": "text", "text": "logged"}]
 
     run(body)

@@ -22,19 +22,13 @@ __all__ = [
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
-
+from ...framing.codec import encode_message
 from ...framing.sse import encode_json_event
 from ...protocol.events import RequestId
 from .asgi import GONE, Mailbox
 from .event_store import EventStore
 
 SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no"}
-_encode = msgspec.json.encode
-
-
-def encode_message(message: Any) -> bytes:
-    return _encode(message)
 
 
 def is_answer_to(message: Any, request_id: RequestId | None) -> bool:
@@ -122,8 +116,11 @@ class ResumableStream:
             self.detach()
             return
         if message is not END_STREAM:
+            data = encode_message(message)  # an answer that can't be encoded comes back as -32603
+            if not data:
+                return  # a notification that can't be encoded: dropped (and logged), the stream goes on
             self.position += 1
-            event = encode_json_event(encode_message(message), f"{self.stream_id}_{self.position}")
+            event = encode_json_event(data, f"{self.stream_id}_{self.position}")
             self.store.store(self.stream_id, self.position, event)
             if self._sink is not None:
                 self._sink.put((self.position, event))
