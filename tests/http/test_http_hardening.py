@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx
 import pytest
 from _http_harness import (
     asgi_client,
@@ -84,6 +85,13 @@ def test_a_meta_value_of_the_wrong_json_type_is_invalid_params_over_http(key: st
     run(body)
 
 
+def response_messages(response: httpx.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of a POST's answer, whether plain JSON or an SSE stream."""
+    if response.headers["content-type"].startswith("text/event-stream"):
+        return messages_of(response.content)
+    return [response.json()]
+
+
 class Opaque:
     """Nothing a JSON encoder knows how to write."""
 
@@ -110,11 +118,7 @@ def test_a_message_that_cannot_be_encoded_costs_only_itself_over_http() -> None:
             level = request("logging/setLevel", {"level": "debug"}, 5)
             assert (await client.post("/mcp", json=level, headers=headers)).status_code == 200
             response = await client.post("/mcp", json=call("log_opaque", {}, 7), headers=headers)
-            messages = (
-                messages_of(response.content)
-                if response.headers["content-type"].startswith("text/event-stream")
-                else [response.json()]
-            )
+            messages = response_messages(response)
             [answer] = [m for m in messages if m.get("id") == 7]
             assert answer["result"]["content"] == [{"type": "text", "text": "logged"}]
             logs = [m["params"]["data"] for m in messages if m.get("method") == "notifications/message"]
@@ -122,11 +126,7 @@ def test_a_message_that_cannot_be_encoded_costs_only_itself_over_http() -> None:
             # Stateless era: the same call, its own stream.
             message = modern(call("log_opaque", {}, 8), **{LOG_LEVEL: "debug"})
             response = await client.post("/mcp", content=json.dumps(message), headers=modern_headers(message))
-            messages = (
-                messages_of(response.content)
-                if response.headers["content-type"].startswith("text/event-stream")
-                else [response.json()]
-            )
+            messages = response_messages(response)
             [answer] = [m for m in messages if m.get("id") == 8]
             assert answer["result"]["content"] == [{"type": "text", "text": "logged"}]
 
