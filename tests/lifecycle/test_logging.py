@@ -576,7 +576,7 @@ def test_phone_pattern_spares_dates_ips_and_counts_lg09(text: str, kept: bool) -
     assert (Redactor().redact(text) == text) is kept
 
 
-def test_sensitive_keys_match_whole_words_lg09() -> None:
+def test_sensitive_keys_match_words_not_substrings_lg09() -> None:
     """LG-09: secrets under sensitive keys go, in any spelling; look-alike keys stay."""
     redacted = Redactor().redact(
         {"tokens_used": 5, "access_token": "a", "accessToken": "b", "X-Api-Key": "c", "Cookie": "d", "session_id": "e"}

@@ -8,9 +8,11 @@ The server is a command line in one argument (split like a shell would) or an
 wire has it, on one line, ``isError`` always present) and the exit status says how it went:
 
 * 0: the tool answered;
-* 1: the tool answered with ``isError: true``;
-* 2: no answer: a protocol error (unknown tool, invalid arguments...), the server
-  could not be reached, the call timed out, or the answers file does not fit a form.
+* 1: the tool answered with ``isError: true`` (arguments that fail the tool's
+  ``inputSchema`` are answered this way by servers that follow 2025-11-25);
+* 2: no answer: a protocol error (unknown tool, arguments that are not an object...),
+  the server could not be reached, the call timed out, or the answers file does not
+  fit a form.
   With ``--json`` a protocol error is printed as ``{"error": {"code", "message", "data"?}}``.
 
 The answers file (JSON) answers the server's questions (``elicitation/create``):
