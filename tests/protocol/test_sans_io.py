@@ -52,3 +52,53 @@ def test_probe_would_notice_a_forbidden_import() -> None:
     """The probe itself works: importing asyncio through it shows up."""
     before, after = _import_in_fresh_interpreter(("asyncio",))
     assert "asyncio" in _top_level(after - before)
+
+
+#: Calls that reach the filesystem or the process environment (a path's pure methods are fine).
+_IO_CALLS = frozenset(
+    (
+        "open",
+        "getcwd",
+        "cwd",
+        "home",
+        "realpath",
+        "resolve",
+        "exists",
+        "is_dir",
+        "is_file",
+        "stat",
+        "lstat",
+        "iterdir",
+        "listdir",
+        "scandir",
+        "read_text",
+        "read_bytes",
+        "write_text",
+        "write_bytes",
+        "getenv",
+        "environ",
+    )
+)
+
+
+def test_core_makes_no_filesystem_or_os_calls() -> None:
+    """The core reads no file, directory, working directory or environment variable: the
+    roots rules that need them live in ``runtime/local_paths.py``."""
+    import ast
+    from pathlib import Path
+
+    import backchannel.protocol
+
+    package = Path(backchannel.protocol.__file__).parent
+    found = []
+    for module in sorted(package.glob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text(), str(module))):
+            name = None
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            elif isinstance(node, ast.Attribute) and node.attr == "environ":
+                name = node.attr
+            if name in _IO_CALLS:
+                found.append(f"{module.name}:{node.lineno}: {name}")
+    assert found == []

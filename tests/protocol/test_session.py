@@ -81,7 +81,15 @@ def test_handshake_lc02_lc03_lc04() -> None:
     assert sent == {"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params}
 
     assert server.receive_message(sent) == [
-        RequestReceived(rid, "initialize", params, "legacy", "2025-11-25", {"roots": {}}, CLIENT_INFO)
+        RequestReceived(
+            id=rid,
+            method="initialize",
+            params=params,
+            era="legacy",
+            version="2025-11-25",
+            client_capabilities={"roots": {}},
+            client_info=CLIENT_INFO,
+        )
     ]
     assert server.state is SessionState.INITIALIZING
     result = {**initialize_result("2025-11-25"), "instructions": "be nice"}
@@ -91,14 +99,18 @@ def test_handshake_lc02_lc03_lc04() -> None:
     assert server.state is SessionState.INITIALIZING
 
     assert client.receive_message(answer) == [
-        ResponseReceived(rid, "initialize", result),
-        HandshakeCompleted("2025-11-25", SERVER_INFO, SERVER_CAPS, "be nice"),
+        ResponseReceived(id=rid, method="initialize", result=result),
+        HandshakeCompleted(
+            version="2025-11-25", peer_info=SERVER_INFO, peer_capabilities=SERVER_CAPS, instructions="be nice"
+        ),
     ]
     assert client.state is SessionState.READY
     assert (client.protocol_version, client.era) == ("2025-11-25", "legacy")
     assert client.outgoing() == [INITIALIZED]
 
-    assert server.receive_message(INITIALIZED) == [HandshakeCompleted("2025-11-25", CLIENT_INFO, {"roots": {}})]
+    assert server.receive_message(INITIALIZED) == [
+        HandshakeCompleted(version="2025-11-25", peer_info=CLIENT_INFO, peer_capabilities={"roots": {}})
+    ]
     assert server.state is SessionState.READY
     assert tables_empty(client) and tables_empty(server)
 
@@ -121,9 +133,9 @@ def test_version_negotiation_lc09_lc10_lc11(requested: str, offered: str) -> Non
     assert server.protocol_version == offered
     server.send_result(event.id, initialize_result(event.version))
     events = deliver(server, client)
-    assert events[-1] == HandshakeCompleted(offered, SERVER_INFO, SERVER_CAPS)
+    assert events[-1] == HandshakeCompleted(version=offered, peer_info=SERVER_INFO, peer_capabilities=SERVER_CAPS)
     assert client.protocol_version == offered
-    assert deliver(client, server) == [HandshakeCompleted(offered, CLIENT_INFO, {})]
+    assert deliver(client, server) == [HandshakeCompleted(version=offered, peer_info=CLIENT_INFO, peer_capabilities={})]
 
 
 def test_client_refuses_a_version_it_does_not_speak_lc12() -> None:
@@ -197,7 +209,9 @@ def test_initialized_pipelined_before_the_initialize_result_completes_the_handsh
     """A client that sends `initialized` right behind `initialize` must not stop the server answering it."""
     server = server_session()
     server.receive_message(request(1, "initialize", initialize_params()))
-    assert server.receive_message(INITIALIZED) == [HandshakeCompleted("2025-11-25", CLIENT_INFO, {})]
+    assert server.receive_message(INITIALIZED) == [
+        HandshakeCompleted(version="2025-11-25", peer_info=CLIENT_INFO, peer_capabilities={})
+    ]
     assert server.state is SessionState.READY
     assert server.send_result(1, initialize_result("2025-11-25")) is True
     assert server.outgoing() == [{"jsonrpc": "2.0", "id": 1, "result": initialize_result("2025-11-25")}]
@@ -219,7 +233,11 @@ def test_request_before_initialize_is_refused_with_the_fix_lc01() -> None:
 def test_ping_before_initialize_lc05() -> None:
     """LC-05: ping is allowed before the handshake, both ways."""
     server = server_session()
-    assert server.receive_message(request("p", "ping")) == [RequestReceived("p", "ping", {}, "legacy", None, {}, {})]
+    assert server.receive_message(request("p", "ping")) == [
+        RequestReceived(
+            id="p", method="ping", params={}, era="legacy", version=None, client_capabilities={}, client_info={}
+        )
+    ]
     assert server.send_result("p", {}) is True
     assert server.outgoing() == [{"jsonrpc": "2.0", "id": "p", "result": {}}]
     assert server.state is SessionState.NEW
@@ -312,7 +330,7 @@ def test_method_must_be_a_string() -> None:
 def test_notifications_are_reported() -> None:
     server = serving_server()
     assert server.receive_message({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}) == [
-        NotificationReceived("notifications/roots/list_changed", {})
+        NotificationReceived(method="notifications/roots/list_changed", params={})
     ]
     server.send_notification("notifications/message", {"level": "info", "data": "hi"})
     assert server.outgoing() == [
@@ -338,10 +356,18 @@ def test_request_and_response_round_trip() -> None:
     rid = client.send_request("tools/call", {"name": "echo", "arguments": {"x": 1}})
     (event,) = deliver(client, server)
     assert event == RequestReceived(
-        rid, "tools/call", {"name": "echo", "arguments": {"x": 1}}, "legacy", "2025-11-25", {}, CLIENT_INFO
+        id=rid,
+        method="tools/call",
+        params={"name": "echo", "arguments": {"x": 1}},
+        era="legacy",
+        version="2025-11-25",
+        client_capabilities={},
+        client_info=CLIENT_INFO,
     )
     server.send_result(rid, {"content": [], "isError": False})
-    assert deliver(server, client) == [ResponseReceived(rid, "tools/call", {"content": [], "isError": False})]
+    assert deliver(server, client) == [
+        ResponseReceived(id=rid, method="tools/call", result={"content": [], "isError": False})
+    ]
     assert tables_empty(client) and tables_empty(server)
 
 
@@ -386,7 +412,16 @@ def test_stateless_request_is_served_without_handshake() -> None:
     meta = modern_meta(capabilities={"elicitation": {}}, progressToken="t")
     params = {"cursor": "c", "_meta": meta}
     assert server.receive_message(request(1, "tools/list", params)) == [
-        RequestReceived(1, "tools/list", params, "modern", "2026-07-28", {"elicitation": {}}, CLIENT_INFO, None)
+        RequestReceived(
+            id=1,
+            method="tools/list",
+            params=params,
+            era="modern",
+            version="2026-07-28",
+            client_capabilities={"elicitation": {}},
+            client_info=CLIENT_INFO,
+            log_level=None,
+        )
     ]
     assert server.state is SessionState.NEW
     assert server.send_result(1, {"tools": []}) is True
@@ -567,7 +602,9 @@ def test_stateless_client_against_server_end_to_end() -> None:
     server.send_result(rid, {"tools": []})
     assert deliver(server, client) == [
         ResponseReceived(
-            rid, "tools/list", {"resultType": "complete", "tools": [], "_meta": {M.SERVER_INFO: SERVER_INFO}}
+            id=rid,
+            method="tools/list",
+            result={"resultType": "complete", "tools": [], "_meta": {M.SERVER_INFO: SERVER_INFO}},
         )
     ]
     assert (client.state, server.state) == (SessionState.NEW, SessionState.NEW)
@@ -670,7 +707,9 @@ def client_with_progress_request(token: Any = "t1") -> tuple[Session, int | str]
 
 def test_client_reports_progress_for_its_active_tokens_pg08() -> None:
     client, rid = client_with_progress_request("t1")
-    assert client.receive_message(progress_note("t1", 0.5, 4, "half")) == [ProgressReceived(rid, "t1", 0.5, 4, "half")]
+    assert client.receive_message(progress_note("t1", 0.5, 4, "half")) == [
+        ProgressReceived(request_id=rid, token="t1", progress=0.5, total=4, message="half")
+    ]
     assert client.receive_message(progress_note("other", 1)) == []
     assert client.receive_message(progress_note(1, 1)) == []  # int 1 is not "t1", nor "1"
     assert client.receive_message(progress_note("t1", "2")) == []  # not a number
@@ -679,10 +718,14 @@ def test_client_reports_progress_for_its_active_tokens_pg08() -> None:
 
 def test_client_drops_non_increasing_progress_pg05() -> None:
     client, rid = client_with_progress_request(7)
-    assert client.receive_message(progress_note(7, 2)) == [ProgressReceived(rid, 7, 2, None, None)]
+    assert client.receive_message(progress_note(7, 2)) == [
+        ProgressReceived(request_id=rid, token=7, progress=2, total=None, message=None)
+    ]
     assert client.receive_message(progress_note(7, 2)) == []
     assert client.receive_message(progress_note(7, 1)) == []
-    assert client.receive_message(progress_note(7, 3)) == [ProgressReceived(rid, 7, 3, None, None)]
+    assert client.receive_message(progress_note(7, 3)) == [
+        ProgressReceived(request_id=rid, token=7, progress=3, total=None, message=None)
+    ]
 
 
 def test_client_drops_progress_after_the_response_pg18() -> None:
@@ -732,7 +775,7 @@ def cancelled_note(request_id: Any, reason: str | None = None) -> dict[str, Any]
 
 def test_cancelled_request_gets_no_response_cn08_cn10() -> None:
     server = server_with_request("tok")
-    assert server.receive_message(cancelled_note(1, "user gave up")) == [CancelRequested(1, "user gave up")]
+    assert server.receive_message(cancelled_note(1, "user gave up")) == [CancelRequested(id=1, reason="user gave up")]
     assert server.send_progress(1, 1) is False
     assert server.send_result(1, {"content": []}) is False
     assert server.outgoing() == []
@@ -741,7 +784,7 @@ def test_cancelled_request_gets_no_response_cn08_cn10() -> None:
 
 def test_cancelled_request_error_is_dropped_too() -> None:
     server = server_with_request(None)
-    assert server.receive_message(cancelled_note(1)) == [CancelRequested(1, None)]
+    assert server.receive_message(cancelled_note(1)) == [CancelRequested(id=1, reason=None)]
     assert server.send_error(1, InternalError("boom")) is False
     assert server.outgoing() == []
 
@@ -793,7 +836,7 @@ def test_cancel_returns_an_intent_and_drops_the_late_answer_cn12() -> None:
     rid = client.send_request("tools/call", {"name": "slow", "_meta": {"progressToken": "c"}})
     deliver(client, server)
     intent = client.cancel(rid, "timeout")
-    assert intent == CancelIntent(rid, "timeout")
+    assert intent == CancelIntent(request_id=rid, reason="timeout")
     assert client.outgoing() == [intent]
     assert tables_empty(client)
     assert client.cancel(rid) is None  # already given up
@@ -805,12 +848,12 @@ def test_cancel_returns_an_intent_and_drops_the_late_answer_cn12() -> None:
 
 
 def test_cancel_intent_as_notification() -> None:
-    assert CancelIntent(3, "timeout").as_notification() == {
+    assert CancelIntent(request_id=3, reason="timeout").as_notification() == {
         "jsonrpc": "2.0",
         "method": "notifications/cancelled",
         "params": {"requestId": 3, "reason": "timeout"},
     }
-    assert CancelIntent("a").as_notification() == {
+    assert CancelIntent(request_id="a").as_notification() == {
         "jsonrpc": "2.0",
         "method": "notifications/cancelled",
         "params": {"requestId": "a"},
@@ -822,7 +865,7 @@ def test_cancel_crosses_the_wire_cn08() -> None:
     rid = client.send_request("tools/call", {"name": "slow"})
     deliver(client, server)
     client.cancel(rid, "bored")
-    assert deliver(client, server) == [CancelRequested(rid, "bored")]
+    assert deliver(client, server) == [CancelRequested(id=rid, reason="bored")]
     assert server.send_result(rid, {}) is False
     assert server.outgoing() == []
     assert tables_empty(client) and tables_empty(server)
@@ -883,10 +926,20 @@ def test_client_answers_a_server_request() -> None:
     client, server = handshake({"roots": {}})
     rid = server.send_request("roots/list")
     assert deliver(server, client) == [
-        RequestReceived(rid, "roots/list", {}, "legacy", "2025-11-25", SERVER_CAPS, SERVER_INFO)
+        RequestReceived(
+            id=rid,
+            method="roots/list",
+            params={},
+            era="legacy",
+            version="2025-11-25",
+            client_capabilities=SERVER_CAPS,
+            client_info=SERVER_INFO,
+        )
     ]
     client.send_result(rid, {"roots": [{"uri": "file:///w"}]})
-    assert deliver(client, server) == [ResponseReceived(rid, "roots/list", {"roots": [{"uri": "file:///w"}]})]
+    assert deliver(client, server) == [
+        ResponseReceived(id=rid, method="roots/list", result={"roots": [{"uri": "file:///w"}]})
+    ]
 
 
 # ------------------------------------------------------------ connection end
@@ -912,7 +965,7 @@ def test_connection_lost_fails_every_pending_request() -> None:
         assert isinstance(event, ErrorReceived)
         assert isinstance(event.error, ConnectionClosed)
         assert "stdin closed" in event.error.message
-    assert events[2] == PeerClosed("stdin closed", (first, second))
+    assert events[2] == PeerClosed(reason="stdin closed", failed=(first, second))
     assert client.state is SessionState.CLOSED
     assert tables_empty(client)
     with pytest.raises(LocalProtocolError):
@@ -923,7 +976,7 @@ def test_connection_lost_fails_every_pending_request() -> None:
 
 def test_connection_lost_with_nothing_pending() -> None:
     client = client_session()
-    assert client.connection_lost() == [PeerClosed("connection closed", ())]
+    assert client.connection_lost() == [PeerClosed(reason="connection closed", failed=())]
     assert client.state is SessionState.CLOSED
 
 

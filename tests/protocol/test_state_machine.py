@@ -47,11 +47,15 @@ from backchannel.protocol.states import (
     InboundState,
     OutboundInput,
     OutboundState,
+    Role,
     SessionInput,
     SessionState,
+    inbound_fault,
+    outbound_fault,
+    session_fault,
     who_is_at_fault,
 )
-from backchannel.types.errors import InternalError, LocalProtocolError, RemoteProtocolError
+from backchannel.types.errors import InternalError, InvalidRequest, LocalProtocolError, RemoteProtocolError
 
 In = SessionInput
 request_ids = st.one_of(st.integers(-(2**53), 2**53), st.text(max_size=8))
@@ -75,25 +79,28 @@ class Move:
 
     session: Session
     act: Callable[[], Any]
-    #: RECV_* of a notification: a notification cannot be answered, so an illegal one is ignored.
-    notification: bool = False
+    #: The method the move concerns, as a fault message names it.
+    method: str | None = None
 
 
-def prepare(action: SessionInput, role: str, rid: Any, variant: bool) -> Move:
+def prepare(action: SessionInput, role: str, rid: Any, variant: bool) -> Move | None:
+    """A session of ``role`` ready for ``action``; None where ``role`` can never hold what the
+    move needs (a client answering ``initialize`` would need to have accepted one first)."""
+    s = client_session() if role == "client" else server_session()
     if action is In.SEND_INITIALIZE:
-        s = client_session()
-        return Move(s, lambda: s.send_request("initialize", initialize_params()))
+        return Move(s, lambda: s.send_request("initialize", initialize_params()), "initialize")
     if action is In.RECV_INITIALIZE:
-        s = server_session()
-        return Move(s, lambda: s.receive_message(request(rid, "initialize", initialize_params())))
+        return Move(s, lambda: s.receive_message(request(rid, "initialize", initialize_params())), "initialize")
     if action in (In.SEND_INITIALIZE_RESULT, In.SEND_INITIALIZE_ERROR):
-        s = server_session()
+        if role == "client":
+            return None
         s.receive_message(request(rid, "initialize", initialize_params()))
         if action is In.SEND_INITIALIZE_RESULT:
             return Move(s, lambda: s.send_result(rid, initialize_result("2025-11-25")))
         return Move(s, lambda: s.send_error(rid, InternalError("no")))
     if action in (In.RECV_INITIALIZE_RESULT, In.RECV_INITIALIZE_ERROR):
-        s = client_session()
+        if role == "server":
+            return None
         cid = s.send_request("initialize", initialize_params())
         if action is In.RECV_INITIALIZE_RESULT:
             answer: dict[str, Any] = {"result": initialize_result("2025-11-25")}
@@ -103,70 +110,80 @@ def prepare(action: SessionInput, role: str, rid: Any, variant: bool) -> Move:
             answer = {"error": {"code": -32602, "message": "no"}}
         return Move(s, lambda: s.receive_message({"jsonrpc": "2.0", "id": cid, **answer}))
     if action is In.RECV_INITIALIZED:
-        s = server_session()
-        s.receive_message(request(rid, "initialize", initialize_params()))
-        s.send_result(rid, initialize_result("2025-11-25"))
+        if role == "server":
+            s.receive_message(request(rid, "initialize", initialize_params()))
+            s.send_result(rid, initialize_result("2025-11-25"))
         message = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        return Move(s, lambda: s.receive_message(message), notification=True)
-    if action is In.SEND_LEGACY_REQUEST:
-        s = client_session() if role == "client" else server_session()
+        return Move(s, lambda: s.receive_message(message))
+    if action is In.SEND_HANDSHAKE_ERA_REQUEST:
         return Move(s, lambda: s.send_request("tools/list" if role == "client" else "custom/ask"))
-    if action is In.RECV_LEGACY_REQUEST:
-        s = client_session() if role == "client" else server_session()
+    if action is In.RECV_HANDSHAKE_ERA_REQUEST:
         method = "roots/list" if role == "client" else "tools/list"
-        return Move(s, lambda: s.receive_message(request(rid, method)))
-    if action is In.SEND_MODERN_REQUEST:
-        s = client_session()
-        if variant:
+        return Move(s, lambda: s.receive_message(request(rid, method)), method)
+    if action is In.SEND_STATELESS_REQUEST:
+        if variant and role == "client":
             s.use_modern()
             return Move(s, lambda: s.send_request("tools/list"))
         return Move(s, lambda: s.send_request("server/discover", modern_version="2026-07-28"))
-    if action is In.RECV_MODERN_REQUEST:
-        s = server_session()
+    if action is In.RECV_STATELESS_REQUEST:
         params = {"_meta": modern_meta(capabilities={})}
-        return Move(s, lambda: s.receive_message(request(rid, "tools/list", params)))
+        return Move(s, lambda: s.receive_message(request(rid, "tools/list", params)), "tools/list")
     if action is In.SEND_PING:
-        s = client_session() if role == "client" else server_session()
         return Move(s, lambda: s.send_request("ping"))
     if action is In.RECV_PING:
-        s = client_session() if role == "client" else server_session()
-        return Move(s, lambda: s.receive_message(request(rid, "ping")))
+        return Move(s, lambda: s.receive_message(request(rid, "ping")), "ping")
+    if action is In.SEND_NOTIFICATION:
+        return Move(s, lambda: s.send_notification("notifications/message", {"level": "info", "data": 1}))
     if action is In.START_CLOSE:
-        s = client_session() if role == "client" else server_session()
         return Move(s, s.start_closing)
     assert action is In.CLOSED
-    s = client_session() if role == "client" else server_session()
     return Move(s, s.connection_lost)
 
 
-ALL_SESSION_PAIRS = list(itertools.product(SessionState, SessionInput))
+ALL_SESSION_MOVES = list(itertools.product(("client", "server"), SessionState, SessionInput))
+REQUESTS_IN = (In.RECV_INITIALIZE, In.RECV_HANDSHAKE_ERA_REQUEST, In.RECV_STATELESS_REQUEST, In.RECV_PING)
+NOTIFICATIONS_IN = (In.RECV_INITIALIZED,)
 
 
 def test_the_universe_is_complete() -> None:
-    assert len(ALL_SESSION_PAIRS) == len(SessionState) * len(SessionInput) == 75
-    assert set(SESSION_TRANSITIONS) <= set(ALL_SESSION_PAIRS)
+    assert len(ALL_SESSION_MOVES) == 2 * len(SessionState) * len(SessionInput) == 160
+    for role in ("client", "server"):
+        assert set(SESSION_TRANSITIONS[role]) <= {(s, i) for _, s, i in ALL_SESSION_MOVES}  # type: ignore[index]
     assert {who_is_at_fault(i) for i in SessionInput if i.name.startswith("RECV_")} == {"remote"}
     assert {who_is_at_fault(i) for i in SessionInput if not i.name.startswith("RECV_")} == {"local"}
+    # Every illegal move has a fault, and an ignored one only where a notification cannot be answered.
+    for role, state, action in ALL_SESSION_MOVES:
+        if (state, action) not in SESSION_TRANSITIONS[role]:  # type: ignore[index]
+            fault = session_fault(role, state, action)  # type: ignore[arg-type]
+            if fault.error is None:
+                assert action in NOTIFICATIONS_IN
+            elif who_is_at_fault(action) == "local":
+                assert fault.error is LocalProtocolError
+            else:
+                assert fault.error in (InvalidRequest, RemoteProtocolError)
 
 
-@pytest.mark.parametrize(("state", "action"), ALL_SESSION_PAIRS, ids=lambda v: v.name)
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(role=roles, rid=request_ids, variant=st.booleans())
-def test_every_session_pair_follows_the_table(
-    state: SessionState, action: SessionInput, role: str, rid: Any, variant: bool
+@pytest.mark.parametrize(("role", "state", "action"), ALL_SESSION_MOVES, ids=str)
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rid=request_ids, variant=st.booleans())
+def test_every_session_move_follows_the_tables(
+    role: Role, state: SessionState, action: SessionInput, rid: Any, variant: bool
 ) -> None:
     move = prepare(action, role, rid, variant)
+    if move is None:  # the role never holds what the move needs: the table has no row for it either
+        assert (state, action) not in SESSION_TRANSITIONS[role]
+        return
     move.session.state = state
     move.session.outgoing()
 
-    if (state, action) in SESSION_TRANSITIONS:
+    if (state, action) in SESSION_TRANSITIONS[role]:
         outcome = move.act()
-        assert move.session.state is SESSION_TRANSITIONS[state, action]
+        assert move.session.state is SESSION_TRANSITIONS[role][state, action]
         sent = move.session.outgoing()
         if action.name.startswith("SEND_"):
             assert len(sent) == 1
             assert is_error_response(sent[0]) is (action is In.SEND_INITIALIZE_ERROR)
-        elif action in (In.RECV_INITIALIZE, In.RECV_LEGACY_REQUEST, In.RECV_MODERN_REQUEST, In.RECV_PING):
+        elif action in REQUESTS_IN:
             assert sent == []
             assert [type(e) for e in outcome] == [RequestReceived]
         elif action is In.RECV_INITIALIZED:
@@ -177,36 +194,53 @@ def test_every_session_pair_follows_the_table(
             assert [type(e) for e in outcome] == [ErrorReceived]
         return
 
-    if who_is_at_fault(action) == "local":
-        with pytest.raises(LocalProtocolError):
-            move.act()
-        assert move.session.outgoing() == []
-    elif move.notification:
+    fault = session_fault(role, state, action)
+    if fault.error is None:  # a notification cannot be answered: ignored
         assert move.act() == []
         assert move.session.outgoing() == []
-    else:
-        try:
-            events = move.act()
-        except RemoteProtocolError:
-            assert move.session.outgoing() == []
-        else:
-            assert events == []
-            (reply,) = move.session.outgoing()
-            assert is_error_response(reply)
-            assert reply["error"]["code"] == -32600
+        assert move.session.state is state
+        return
+    expected = fault.exception(action=action.value, state=state.value, method=move.method)
+    if who_is_at_fault(action) == "local":
+        with pytest.raises(LocalProtocolError) as raised:
+            move.act()
+        assert type(raised.value) is fault.error and raised.value.message == expected.message
+        assert move.session.outgoing() == []
+    elif action in REQUESTS_IN:  # the peer's request is answered with the fault's code and message
+        assert move.act() == []
+        (reply,) = move.session.outgoing()
+        assert reply == {"jsonrpc": "2.0", "id": rid, "error": {"code": expected.code, "message": expected.message}}
+        assert expected.code == -32600
+    else:  # an answer of the peer's that the session cannot accept
+        with pytest.raises(RemoteProtocolError) as remote:
+            move.act()
+        assert remote.value.message == expected.message
+        assert move.session.outgoing() == []
     assert move.session.state is state
+
+
+def test_faults_keep_their_wire_text() -> None:
+    """The folded guards answer the peer exactly as before (the wire tests pin these)."""
+    assert session_fault("server", SessionState.NEW, In.RECV_HANDSHAKE_ERA_REQUEST).exception(
+        method="tools/list"
+    ).message == (
+        "received tools/list before initialize: send initialize first, "
+        "or put io.modelcontextprotocol/protocolVersion in params._meta for a stateless request"
+    )
+    for state in (SessionState.CLOSING, SessionState.CLOSED):
+        for action in REQUESTS_IN:
+            for role in ("client", "server"):
+                fault = session_fault(role, state, action)  # type: ignore[arg-type]
+                assert (fault.error, fault.message) == (InvalidRequest, "the session is closing")
 
 
 # -------------------------------------------------- inbound / outbound tables
 
 
-def observe_inbound(server: Session, rid: Any) -> InboundState | None:
-    """Which state request ``rid`` is in, as the API shows it (this answers the request).
-
-    None: the session forgot it, as it does once the handler answered (sent or dropped).
-    """
+def observe_inbound(server: Session, rid: Any) -> InboundState:
+    """Which state request ``rid`` is in, as the API shows it (this answers the request)."""
     if server.pending_inbound == 0:
-        return None
+        return InboundState.DONE
     answered = server.send_result(rid, {})
     sent = server.outgoing()
     if answered:
@@ -216,82 +250,133 @@ def observe_inbound(server: Session, rid: Any) -> InboundState | None:
     return InboundState.CANCELLED
 
 
+def _inbound_in(state: InboundState, rid: Any) -> tuple[Session, str]:
+    """A server holding request ``rid`` in ``state`` (DONE: answered); and the request's method."""
+    server = handshake()[1]
+    if state is InboundState.ACTIVE_UNCANCELLABLE:
+        server = server_session()
+        server.receive_message(request(rid, "initialize", {**initialize_params(), "_meta": {"progressToken": "p"}}))
+        return server, "initialize"
+    server.receive_message(request(rid, "tools/call", {"_meta": {"progressToken": "p"}}))
+    if state is InboundState.CANCELLED:
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+        assert server.receive_message(cancel) == [CancelRequested(id=rid, reason=None)]
+    elif state is InboundState.DONE:
+        assert server.send_result(rid, {}) is True
+    server.outgoing()
+    return server, "tools/call"
+
+
 @pytest.mark.parametrize(("state", "action"), list(itertools.product(InboundState, InboundInput)), ids=lambda v: v.name)
 @settings(max_examples=5, deadline=None)
 @given(rid=request_ids)
-def test_every_inbound_pair_follows_the_table(state: InboundState, action: InboundInput, rid: Any) -> None:
-    server = handshake()[1]
-    server.receive_message(request(rid, "tools/call", {"_meta": {"progressToken": "p"}}))
+def test_every_inbound_move_follows_the_table(state: InboundState, action: InboundInput, rid: Any) -> None:
+    server, _ = _inbound_in(state, rid)
     cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
-    if state is InboundState.CANCELLED:
-        assert server.receive_message(cancel) == [CancelRequested(rid, None)]
-    elif state is InboundState.ANSWERED:
-        assert server.send_result(rid, {}) is True
-    server.outgoing()
-
     acts: dict[InboundInput, Callable[[], Any]] = {
+        InboundInput.RECV_REQUEST: lambda: server.receive_message(request(rid, "tools/list")),
+        InboundInput.RECV_INITIALIZE: lambda: server.receive_message(request(rid, "initialize", initialize_params())),
         InboundInput.SEND_RESPONSE: lambda: server.send_result(rid, {"done": True}),
         InboundInput.SEND_PROGRESS: lambda: server.send_progress(rid, 1),
         InboundInput.RECV_CANCEL: lambda: server.receive_message(cancel),
     }
+    if action is InboundInput.RECV_INITIALIZE and state is InboundState.DONE:
+        server = server_session()  # a fresh session: initialize is legal only once per handshake
+
     if (state, action) in INBOUND_TRANSITIONS:
         outcome = acts[action]()
         sent = server.outgoing()
+        after = INBOUND_TRANSITIONS[state, action]
         if state is InboundState.CANCELLED:  # nothing more goes out for a cancelled request (CN-10)
-            assert sent == [] and outcome in (False, [])
+            assert sent == [] and outcome is False
+        elif action in (InboundInput.RECV_REQUEST, InboundInput.RECV_INITIALIZE):
+            assert [type(e) for e in outcome] == [RequestReceived] and sent == []
         elif action is InboundInput.SEND_RESPONSE:
-            assert outcome is True and sent == [{"jsonrpc": "2.0", "id": rid, "result": {"done": True}}]
+            assert outcome is True and sent[0]["id"] == rid and "result" in sent[0]  # type: ignore[index]
         elif action is InboundInput.SEND_PROGRESS:
             assert outcome is True and [m["method"] for m in sent] == ["notifications/progress"]  # type: ignore[index]
         else:
-            assert outcome == [CancelRequested(rid, None)] and sent == []
-        # An answer ends the request whatever the table state (ANSWERED, or CANCELLED and dropped).
-        forgotten = action is InboundInput.SEND_RESPONSE
-        assert observe_inbound(server, rid) is (None if forgotten else INBOUND_TRANSITIONS[state, action])
+            assert outcome == [CancelRequested(id=rid, reason=None)] and sent == []
+        if after is not InboundState.ACTIVE_UNCANCELLABLE:  # (answering initialize would move the session)
+            assert observe_inbound(server, rid) is after
         return
-    if who_is_at_fault(action) == "local":
-        with pytest.raises(LocalProtocolError):
-            acts[action]()
-    else:  # CN-11/CN-13: a cancellation for a finished request is ignored
+
+    fault = inbound_fault(state, action)
+    if fault.error is None:  # CN-11/CN-13: a cancellation that cannot apply is ignored
         assert acts[action]() == []
-    assert server.outgoing() == []
-    assert state is InboundState.ANSWERED  # the only state with illegal moves
-    assert observe_inbound(server, rid) is None
+        assert server.outgoing() == []
+    elif who_is_at_fault(action) == "local":
+        with pytest.raises(LocalProtocolError) as raised:
+            acts[action]()
+        assert raised.value.message == fault.exception(id=rid).message
+        assert server.outgoing() == []
+    else:  # a second request under an id in flight: answered with the fault, the first goes on
+        assert acts[action]() == []
+        (reply,) = server.outgoing()
+        assert reply == {"jsonrpc": "2.0", "id": rid, "error": fault.exception(id=rid).to_error()}
+    if state is not InboundState.ACTIVE_UNCANCELLABLE:
+        assert observe_inbound(server, rid) is state
+    else:
+        assert server.pending_inbound == 1
+
+
+def _outbound_in(state: OutboundState) -> tuple[Session, Any, str]:
+    if state is OutboundState.SENT_UNCANCELLABLE:
+        client = client_session()
+        params = {**initialize_params(), "_meta": {"progressToken": "p"}}
+        return client, client.send_request("initialize", params), "initialize"
+    client = handshake()[0]
+    rid = client.send_request("tools/call", {"_meta": {"progressToken": "p"}})
+    if state is OutboundState.DONE:
+        client.receive_message({"jsonrpc": "2.0", "id": rid, "result": {"n": 0}})
+    client.outgoing()
+    return client, rid, "tools/call"
 
 
 @pytest.mark.parametrize(
     ("state", "action"), list(itertools.product(OutboundState, OutboundInput)), ids=lambda v: v.name
 )
-def test_every_outbound_pair_follows_the_table(state: OutboundState, action: OutboundInput) -> None:
-    client = handshake()[0]
-    rid = client.send_request("tools/call", {"_meta": {"progressToken": "p"}})
-    response = {"jsonrpc": "2.0", "id": rid, "result": {"n": 1}}
-    if state is OutboundState.ANSWERED:
-        assert [type(e) for e in client.receive_message(response)] == [ResponseReceived]
-    elif state is OutboundState.ABANDONED:
-        assert client.cancel(rid) == CancelIntent(rid)
+def test_every_outbound_move_follows_the_table(state: OutboundState, action: OutboundInput) -> None:
+    client, rid, method = _outbound_in(state)
     client.outgoing()
-
-    if action is OutboundInput.RECV_RESPONSE:
-        events = client.receive_message(response)
-        assert client.outgoing() == []
-        if state is OutboundState.SENT:
-            assert events == [ResponseReceived(rid, "tools/call", {"n": 1})]
-        else:  # a late or repeated answer is dropped silently (CN-12)
-            assert events == []
-    else:
-        intent = client.cancel(rid)
-        if state is OutboundState.SENT:
-            assert intent == CancelIntent(rid) and client.outgoing() == [intent]
+    if action in (OutboundInput.SEND_REQUEST, OutboundInput.SEND_INITIALIZE):
+        # Our ids are fresh for every request, so a send always starts from DONE.
+        assert (OutboundState.DONE, action) in OUTBOUND_TRANSITIONS
+        assert (state, action) in OUTBOUND_TRANSITIONS or state is not OutboundState.DONE
+        return
+    acts: dict[OutboundInput, Callable[[], Any]] = {
+        OutboundInput.RECV_RESPONSE: lambda: client.receive_message(
+            {"jsonrpc": "2.0", "id": rid, "result": initialize_result("2025-11-25") if method == "initialize" else {}}
+        ),
+        OutboundInput.RECV_PROGRESS: lambda: client.receive_message(
+            {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p", "progress": 1}}
+        ),
+        OutboundInput.SEND_CANCEL: lambda: client.cancel(rid),
+    }
+    if (state, action) in OUTBOUND_TRANSITIONS:
+        outcome = acts[action]()
+        after = OUTBOUND_TRANSITIONS[state, action]
+        if action is OutboundInput.SEND_CANCEL:
+            if state is OutboundState.SENT:
+                assert outcome == CancelIntent(request_id=rid) and client.outgoing() == [outcome]
+            else:  # (DONE, SEND_CANCEL): a timeout raced the answer; nothing to cancel
+                assert outcome is None and client.outgoing() == []
+        elif action is OutboundInput.RECV_RESPONSE:
+            assert type(outcome[0]) is ResponseReceived
         else:
-            # Judgement call kept from the code: (ANSWERED, SEND_CANCEL) is outside the table,
-            # but cancel() tolerates it (returns None, sends nothing) because a timeout may race
-            # the answer; it is not a LocalProtocolError.
-            assert intent is None and client.outgoing() == []
-    # The API shows SENT (still tracked, token held) or finished; it never holds a finished request.
-    after = OUTBOUND_TRANSITIONS.get((state, action), state)
-    tracked = 1 if after is OutboundState.SENT else 0
-    assert client.pending_outbound == client.active_progress_tokens == tracked
+            assert [type(e) for e in outcome] == [ProgressReceived]
+        tracked = 0 if after is OutboundState.DONE else 1
+        assert client.pending_outbound == tracked
+        return
+    fault = outbound_fault(state, action)
+    if fault.error is None:  # a late or repeated answer, or late progress: dropped silently (CN-12)
+        assert acts[action]() == []
+        assert client.outgoing() == []
+    else:
+        with pytest.raises(LocalProtocolError) as raised:
+            acts[action]()
+        assert raised.value.message == fault.exception(id=rid).message
+    assert client.pending_outbound == (0 if state is OutboundState.DONE else 1)
 
 
 # ------------------------------------------- (b) two sessions, random traffic
@@ -453,7 +538,7 @@ class BackToBack(RuleBasedStateMachine):
                 rid = message["params"]["requestId"]
                 served = self.server_serving.get(rid)
                 still_served = served is not None and rid not in self.answered_by_server
-                assert (events == [CancelRequested(rid, message["params"].get("reason"))]) is still_served
+                assert (events == [CancelRequested(id=rid, reason=message["params"].get("reason"))]) is still_served
         self.pump()
 
     @rule(count=st.integers(1, 4))
@@ -506,7 +591,7 @@ class BackToBack(RuleBasedStateMachine):
     def client_cancels(self, data: st.DataObject, reason: str | None) -> None:
         rid = data.draw(st.sampled_from(sorted(self.client_waiting, key=repr)))
         del self.client_waiting[rid]
-        assert self.client.cancel(rid, reason) == CancelIntent(rid, reason)
+        assert self.client.cancel(rid, reason) == CancelIntent(request_id=rid, reason=reason)
         self.pump()
 
     @rule(to_server=st.booleans())

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ from backchannel.client import Client
 from backchannel.protocol.events import Outgoing, ProgressReceived
 from backchannel.runtime.connection import Connection
 from backchannel.server import Context, Server
+from backchannel.testing import run as kit_run
 from backchannel.transports.base import Transport, wire_messages
 from backchannel.transports.memory import MemoryTransport, memory_pair
 from backchannel.types.content import TextContent
@@ -29,12 +31,7 @@ BOUND = 10.0  # seconds: no test may take longer, whatever goes wrong
 ERAS = ["legacy", "modern"]
 
 
-def run(main: Callable[[], Awaitable[None]]) -> None:
-    async def bounded() -> None:
-        async with asyncio.timeout(BOUND):
-            await main()
-
-    asyncio.run(bounded())
+run = functools.partial(kit_run, timeout=BOUND)
 
 
 class Recording(Transport):

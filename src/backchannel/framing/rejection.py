@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["Rejection", "header", "reject", "valid_id"]
+__all__ = ["JSON_HEADERS", "Rejection", "header", "reject", "valid_id"]
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -10,8 +10,12 @@ from dataclasses import dataclass, field
 import msgspec
 
 from ..types.errors import MCPError
+from ..types.ids import request_id_or_none
 
 _encode_json = msgspec.json.Encoder().encode
+
+#: The one place this project spells a JSON response's headers.
+JSON_HEADERS: Mapping[str, str] = {"content-type": "application/json"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,16 +39,14 @@ class Rejection:
 
 
 def reject(status: int, error: MCPError, request_id: object = None, headers: dict[str, str] | None = None) -> Rejection:
-    all_headers = {"content-type": "application/json"}
+    all_headers = dict(JSON_HEADERS)
     if headers:
         all_headers.update(headers)
     return Rejection(status, error, all_headers, valid_id(request_id))
 
 
-def valid_id(value: object) -> str | int | None:
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
-        return value
-    return None
+#: The id an error answer echoes: the request's, if it may be one (``types/ids.py``), else None.
+valid_id = request_id_or_none
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:

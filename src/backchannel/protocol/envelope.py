@@ -22,9 +22,8 @@ from typing import Any
 
 from ..types import meta as M
 from ..types.errors import InvalidParams, UnsupportedProtocolVersion
+from ..types.logging import LOG_LEVEL_RANK
 from ..types.versions import era_of, newer_first
-
-LOG_LEVELS = frozenset(("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +53,7 @@ def read_modern_meta(meta: dict[str, Any], supported: tuple[str, ...]) -> Modern
     if client_info is not None and type(client_info) is not dict:
         raise InvalidParams(f"params._meta[{M.CLIENT_INFO!r}] must be an object")
     level = meta.get(M.LOG_LEVEL)
-    if level is not None and (type(level) is not str or level not in LOG_LEVELS):
+    if level is not None and (type(level) is not str or level not in LOG_LEVEL_RANK):
         raise InvalidParams(f"params._meta[{M.LOG_LEVEL!r}] is not a logging level: {level!r}")
     return ModernEnvelope(version, capabilities, client_info, level)
 

@@ -1,7 +1,9 @@
 """What the peer did, as the session reports it.
 
 Each event is named for something that already happened, in the past tense.
-The runtime reacts to events; it never inspects raw messages itself.
+The runtime reacts to events; it never inspects raw messages itself. Events are
+built with keywords only (``RequestReceived(id=..., method=..., ...)``), so a
+reader of a construction site sees what each value is.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ __all__ = [
     "Outgoing",
     "PeerClosed",
     "ProgressReceived",
+    "RequestId",
     "RequestReceived",
     "ResponseReceived",
 ]
@@ -24,12 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from ..types.errors import MCPError
+from ..types.ids import RequestId
 from ..types.versions import Era
 
-RequestId: TypeAlias = int | str
 
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RequestReceived:
     """The peer asked for something; answer with ``send_result`` or ``send_error``.
 
@@ -47,13 +49,13 @@ class RequestReceived:
     log_level: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NotificationReceived:
     method: str
     params: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ResponseReceived:
     """The peer answered our request ``id`` (sent as ``method``)."""
 
@@ -62,7 +64,7 @@ class ResponseReceived:
     result: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ErrorReceived:
     """Our request ``id`` failed: the peer sent an error, or the session could not accept its answer."""
 
@@ -71,7 +73,7 @@ class ErrorReceived:
     error: MCPError
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ProgressReceived:
     """Progress for our request ``request_id``; values are already checked to increase."""
 
@@ -82,7 +84,7 @@ class ProgressReceived:
     message: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CancelRequested:
     """The peer gave up on its request ``id``: stop the work; no response will be sent."""
 
@@ -90,7 +92,7 @@ class CancelRequested:
     reason: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HandshakeCompleted:
     """The ``initialize`` exchange finished; the session is READY."""
 
@@ -100,7 +102,7 @@ class HandshakeCompleted:
     instructions: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PeerClosed:
     """The connection ended; every request we had pending has failed."""
 
@@ -108,7 +110,7 @@ class PeerClosed:
     failed: tuple[RequestId, ...] = field(default=())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CancelIntent:
     """We gave up on our request ``request_id``.
 

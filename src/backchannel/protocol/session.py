@@ -7,7 +7,13 @@ test drives it with plain dicts.
 
 One session serves both protocol eras. A handshake-era peer opens with
 ``initialize``; a stateless-era request carries its version and capabilities in
-``params._meta`` and is served on its own, whatever the session's state.
+``params._meta`` and is served on its own, whatever the session's state. (In code
+the eras are the values of ``Era``: ``"legacy"`` is the handshake era, ``"modern"``
+the stateless era.)
+
+Every state move, legal or not, is read from the tables in ``states.py``; the
+shape of each message from ``shapes.py``; the ``initialize`` exchange from
+``handshake.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from __future__ import annotations
 __all__ = ["Role", "Session", "SessionConfig"]
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from ..types import meta as M
 from ..types.errors import (
@@ -24,22 +30,13 @@ from ..types.errors import (
     URL_ELICITATION_REQUIRED,
     ConnectionClosed,
     InvalidParams,
-    InvalidRequest,
     LocalProtocolError,
     MCPError,
     RemoteProtocolError,
     RequestError,
-    UnsupportedProtocolVersion,
 )
-from ..types.versions import (
-    LATEST_MODERN,
-    LEGACY_VERSIONS,
-    VERSIONS,
-    Era,
-    era_of,
-    negotiate_legacy,
-    newer_first,
-)
+from ..types.ids import is_request_id
+from ..types.versions import LATEST_MODERN, LEGACY_VERSIONS, VERSIONS, Era, era_of
 from .capabilities import require
 from .envelope import legacy_result, modern_meta, read_modern_meta, stamp_modern_result
 from .events import (
@@ -56,6 +53,9 @@ from .events import (
     RequestReceived,
     ResponseReceived,
 )
+from .handshake import Agreed, read_initialize_params, read_initialize_result
+from .requests import InboundRequest, OutboundRequest, move_inbound, move_outbound
+from .shapes import Shape, classify
 from .states import (
     INBOUND_TRANSITIONS,
     OUTBOUND_TRANSITIONS,
@@ -64,17 +64,28 @@ from .states import (
     InboundState,
     OutboundInput,
     OutboundState,
+    Role,
     SessionInput,
     SessionState,
-    who_is_at_fault,
+    inbound_fault,
+    session_fault,
 )
-
-Role = Literal["client", "server"]
 
 #: Server-to-client requests and the client capability each one needs.
 _NEEDS_CAPABILITY = {
     "sampling/createMessage": "sampling",
     "roots/list": "roots",
+}
+
+_DONE_IN = InboundState.DONE
+_DONE_OUT = OutboundState.DONE
+#: Where our requests start (our ids are fresh, so the move from DONE is always legal).
+_SENT = OUTBOUND_TRANSITIONS[_DONE_OUT, OutboundInput.SEND_REQUEST]
+_SENT_INITIALIZE = OUTBOUND_TRANSITIONS[_DONE_OUT, OutboundInput.SEND_INITIALIZE]
+#: Where the peer's requests start when their id is free.
+_BEGIN = {
+    action: INBOUND_TRANSITIONS[_DONE_IN, action]
+    for action in (InboundInput.RECV_REQUEST, InboundInput.RECV_INITIALIZE)
 }
 
 
@@ -90,35 +101,8 @@ class SessionConfig:
 
     @property
     def legacy_versions(self) -> tuple[str, ...]:
+        """The handshake-era versions among ``versions``."""
         return tuple(v for v in self.versions if era_of(v) == "legacy")
-
-
-@dataclass(slots=True)
-class _Inbound:
-    method: str
-    era: Era
-    state: InboundState = InboundState.ACTIVE
-    token: int | str | None = None
-    last_progress: float | None = None
-
-
-@dataclass(slots=True)
-class _Outbound:
-    method: str
-    state: OutboundState = OutboundState.SENT
-    token: int | str | None = None
-    last_progress: float | None = None
-    related: RequestId | None = None  # the peer's request this one was sent on behalf of
-
-
-def _valid_id(value: object) -> bool:
-    # bool is an int subclass, and JSON `true` is no request id.
-    kind = type(value)
-    return kind is str or kind is int
-
-
-def _valid_token(value: object) -> bool:
-    return _valid_id(value)
 
 
 def _is_number(value: object) -> bool:
@@ -132,6 +116,7 @@ class Session:
         self.config = config
         self.role: Role = config.role
         self.state = SessionState.NEW
+        self._transitions = SESSION_TRANSITIONS[config.role]
         #: The handshake-era version once ``initialize`` settled it.
         self.protocol_version: str | None = None
         #: The era a client chose (``use_modern`` or the handshake); None until then.
@@ -145,21 +130,30 @@ class Session:
         self._out: list[Outgoing] = []
         #: For each item of ``_out``, the peer's request it belongs to (HTTP routes by it).
         self._related: list[RequestId | None] = []
-        self._inbound: dict[RequestId, _Inbound] = {}
-        self._outbound: dict[RequestId, _Outbound] = {}
+        self._inbound: dict[RequestId, InboundRequest] = {}
+        self._outbound: dict[RequestId, OutboundRequest] = {}
         self._tokens: dict[int | str, RequestId] = {}
         self._next_id = 0
 
     # ------------------------------------------------------------------ state
 
+    def _next_state(self, action: SessionInput, method: str | None = None) -> SessionState | None:
+        """Where ``action`` leads from the current state; None when the table ignores it.
+
+        Raises the fault the table names for an illegal move (nothing has moved then).
+        """
+        after = self._transitions.get((self.state, action))
+        if after is not None:
+            return after
+        fault = session_fault(self.role, self.state, action)
+        if fault.error is None:
+            return None
+        raise fault.exception(action=action.value, state=self.state.value, method=method)
+
     def _move(self, action: SessionInput) -> None:
-        try:
-            self.state = SESSION_TRANSITIONS[self.state, action]
-        except KeyError:
-            message = f"cannot {action.value} while the session is {self.state.value}"
-            if who_is_at_fault(action) == "remote":
-                raise RemoteProtocolError(message) from None
-            raise LocalProtocolError(message) from None
+        after = self._next_state(action)
+        if after is not None:
+            self.state = after
 
     @property
     def pending_inbound(self) -> int:
@@ -182,41 +176,22 @@ class Session:
         session queues the JSON-RPC error for it, so drain ``outgoing()`` after
         every call.
         """
-        if type(message) is not dict:
-            if isinstance(message, list):
-                self._queue_error(None, InvalidRequest("JSON-RPC batches are not supported"))
-            else:
-                self._queue_error(None, InvalidRequest("a JSON-RPC message must be an object"))
-            return []
-        if message.get("jsonrpc") != "2.0":
-            self._queue_error(_id_or_none(message), InvalidRequest('"jsonrpc" must be "2.0"'))
-            return []
-        method = message.get("method")
-        if method is not None:
+        shape = classify(message)
+        if shape is Shape.REQUEST:
+            request_id = message["id"]
             params = message.get("params")
-            if params is None:
-                params = {}
-            elif type(params) is not dict:
-                if "id" in message:
-                    self._queue_error(_id_or_none(message), InvalidParams('"params" must be an object'))
+            try:
+                return self._receive_request(request_id, message["method"], {} if params is None else params)
+            except MCPError as exc:
+                self._queue_error(request_id, exc)
                 return []
-            if type(method) is not str:
-                self._queue_error(_id_or_none(message), InvalidRequest('"method" must be a string'))
-                return []
-            if "id" in message:
-                request_id = message["id"]
-                if not _valid_id(request_id):
-                    self._queue_error(None, InvalidRequest('"id" must be a string or an integer'))
-                    return []
-                try:
-                    return self._receive_request(request_id, method, params)
-                except MCPError as exc:
-                    self._queue_error(request_id, exc)
-                    return []
-            return self._receive_notification(method, params)
-        if "id" in message and ("result" in message or "error" in message):
+        if shape is Shape.RESPONSE:
             return self._receive_response(message)
-        self._queue_error(_id_or_none(message), InvalidRequest("not a request, notification or response"))
+        if shape is Shape.NOTIFICATION:
+            params = message.get("params")
+            return self._receive_notification(message["method"], {} if params is None else params)
+        if shape is not None:
+            self._queue_error(shape.id, shape.error)
         return []
 
     def receive_invalid(self, error: MCPError) -> None:
@@ -233,86 +208,75 @@ class Session:
         one answered or cancelled already) or failed while being read."""
         record = self._inbound.pop(request_id, None)
         if record is None and received:
-            return
+            return  # (DONE, SEND_RESPONSE) is illegal: it was answered already
         if record is not None and record.state is InboundState.CANCELLED:
-            return
+            return  # from CANCELLED an answer is dropped
         self._queue_error(request_id, error)
 
     def _receive_request(self, request_id: RequestId, method: str, params: dict[str, Any]) -> list[Event]:
-        if request_id in self._inbound:
-            raise InvalidRequest(f"request id {request_id!r} is already in use by a request in flight")
-        if self.state in (SessionState.CLOSING, SessionState.CLOSED):
-            raise InvalidRequest("the session is closing")
         meta = params.get("_meta")
+        # The envelope decides the era, even for `initialize` (which 2026-07-28 does not have).
+        stateless = type(meta) is dict and M.PROTOCOL_VERSION in meta
+        if stateless:
+            action = SessionInput.RECV_STATELESS_REQUEST
+        elif method == "initialize":
+            action = SessionInput.RECV_INITIALIZE
+        elif method == "ping":
+            action = SessionInput.RECV_PING
+        else:
+            action = SessionInput.RECV_HANDSHAKE_ERA_REQUEST
+        first = InboundInput.RECV_INITIALIZE if action is SessionInput.RECV_INITIALIZE else InboundInput.RECV_REQUEST
+        waiting = self._inbound.get(request_id)
+        # The usual case, a fresh id, reads the table once at import (``_BEGIN``); an id in use
+        # reads its fault from the table.
+        begun = _BEGIN[first] if waiting is None else move_inbound(waiting, first, request_id)
+        assert begun is not None
+        after = self._transitions.get((self.state, action)) or self._next_state(action, method)
+        assert after is not None  # no request is ignored: an illegal one is answered with its fault
         token = None
         if type(meta) is dict:
             token = meta.get(M.PROGRESS_TOKEN)
-            if token is not None and not _valid_token(token):
+            if token is not None and not is_request_id(token):
                 raise InvalidParams("_meta.progressToken must be a string or an integer")
-            # The envelope decides the era, even for `initialize` (which 2026-07-28 does not have).
-            if M.PROTOCOL_VERSION in meta:
-                event = self._modern_request(request_id, method, params, meta)
-                self._inbound[request_id] = _Inbound(method, "modern", token=token)
-                return [event]
         elif meta is not None:
             raise InvalidParams('"_meta" must be an object')
 
-        if method == "initialize":
-            if self.role != "server":
-                raise InvalidRequest("only a server answers initialize")
-            self._move(SessionInput.RECV_INITIALIZE)
-            version = params.get("protocolVersion")
-            if type(version) is not str:
-                self.state = SessionState.NEW
-                raise InvalidParams("initialize: protocolVersion must be a string")
-            capabilities = params.get("capabilities", {})
-            if type(capabilities) is not dict:
-                self.state = SessionState.NEW
-                raise InvalidParams("initialize: capabilities must be an object")
-            client_info = params.get("clientInfo", {})
-            self.protocol_version = negotiate_legacy(version, self.config.legacy_versions)
-            self.peer_capabilities = capabilities
-            self.peer_info = client_info if type(client_info) is dict else {}
+        if stateless:
+            assert type(meta) is dict
+            envelope = read_modern_meta(meta, self.config.versions)
+            self.state = after
+            self._inbound[request_id] = InboundRequest(method, "modern", begun, token)
+            return [
+                RequestReceived(
+                    id=request_id,
+                    method=method,
+                    params=params,
+                    era="modern",
+                    version=envelope.version,
+                    client_capabilities=envelope.client_capabilities,
+                    client_info=envelope.client_info,
+                    log_level=envelope.log_level,
+                )
+            ]
+        if action is SessionInput.RECV_INITIALIZE:
+            agreed = read_initialize_params(params, self.config.legacy_versions)
+            self.protocol_version = agreed.version
+            self.peer_capabilities = agreed.peer_capabilities
+            self.peer_info = agreed.peer_info
             self.era = "legacy"
-        elif method == "ping":
-            self._move(SessionInput.RECV_PING)
-        elif self.state is SessionState.NEW and self.role == "server":
-            raise InvalidRequest(
-                f"received {method} before initialize: send initialize first, "
-                f"or put {M.PROTOCOL_VERSION} in params._meta for a stateless request"
-            )
-        else:
-            self._move(SessionInput.RECV_LEGACY_REQUEST)
-        self._inbound[request_id] = _Inbound(method, "legacy", token=token)
+        self.state = after
+        self._inbound[request_id] = InboundRequest(method, "legacy", begun, token)
         return [
             RequestReceived(
-                request_id,
-                method,
-                params,
-                "legacy",
-                self.protocol_version,
-                self.peer_capabilities,
-                self.peer_info,
+                id=request_id,
+                method=method,
+                params=params,
+                era="legacy",
+                version=self.protocol_version,
+                client_capabilities=self.peer_capabilities,
+                client_info=self.peer_info,
             )
         ]
-
-    def _modern_request(
-        self, request_id: RequestId, method: str, params: dict[str, Any], meta: dict[str, Any]
-    ) -> RequestReceived:
-        if self.role != "server":
-            raise InvalidRequest("servers of the stateless era send no requests")
-        envelope = read_modern_meta(meta, self.config.versions)
-        self._move(SessionInput.RECV_MODERN_REQUEST)
-        return RequestReceived(
-            request_id,
-            method,
-            params,
-            "modern",
-            envelope.version,
-            envelope.client_capabilities,
-            envelope.client_info,
-            envelope.log_level,
-        )
 
     def _receive_notification(self, method: str, params: dict[str, Any]) -> list[Event]:
         if method == "notifications/cancelled":
@@ -322,95 +286,103 @@ class Session:
         if method == "notifications/initialized":
             # A client that pipelines `initialized` right behind `initialize` is early, not wrong:
             # the handshake completes, and the initialize result still goes out (READY allows it).
-            if self.role == "server" and self.state in (SessionState.INITIALIZING, SessionState.CLOSING):
-                self._move(SessionInput.RECV_INITIALIZED)
-                return [
-                    HandshakeCompleted(
-                        self.protocol_version or LEGACY_VERSIONS[-1],
-                        self.peer_info,
-                        self.peer_capabilities,
-                    )
-                ]
-            # A stray `initialized` is harmless; notifications get no error response.
-            return []
-        return [NotificationReceived(method, params)]
+            after = self._next_state(SessionInput.RECV_INITIALIZED)
+            if after is None:
+                return []
+            self.state = after
+            return [
+                HandshakeCompleted(
+                    version=self.protocol_version or LEGACY_VERSIONS[-1],
+                    peer_info=self.peer_info,
+                    peer_capabilities=self.peer_capabilities,
+                )
+            ]
+        return [NotificationReceived(method=method, params=params)]
 
     def _receive_cancel(self, params: dict[str, Any]) -> list[Event]:
         request_id = params.get("requestId")
-        record = self._inbound.get(request_id) if _valid_id(request_id) else None  # type: ignore[arg-type]
-        # Unknown, finished or uncancellable requests: the spec says ignore.
-        if record is None or record.method == "initialize" or record.state is InboundState.CANCELLED:
-            return []
-        record.state = INBOUND_TRANSITIONS[record.state, InboundInput.RECV_CANCEL]
+        record = self._inbound.get(request_id) if is_request_id(request_id) else None
+        after = move_inbound(record, InboundInput.RECV_CANCEL, request_id)
+        if after is None:
+            return []  # unknown, finished, uncancellable or cancelled already: the spec says ignore
+        assert record is not None and is_request_id(request_id)
+        record.state = after
         reason = params.get("reason")
-        return [CancelRequested(request_id, reason if isinstance(reason, str) else None)]  # type: ignore[arg-type]
+        return [CancelRequested(id=request_id, reason=reason if isinstance(reason, str) else None)]
 
     def _receive_progress(self, params: dict[str, Any]) -> list[Event]:
         token = params.get("progressToken")
         progress = params.get("progress")
-        if not _valid_token(token) or not _is_number(progress):
+        if not is_request_id(token) or not _is_number(progress):
             return []
-        request_id = self._tokens.get(token)  # type: ignore[arg-type]
-        if request_id is None:
+        request_id = self._tokens.get(token)
+        record = self._outbound.get(request_id) if request_id is not None else None
+        after = move_outbound(record, OutboundInput.RECV_PROGRESS, request_id)
+        if after is None:
             return []  # late or unknown: the request already finished
-        record = self._outbound[request_id]
+        assert record is not None and request_id is not None
         if record.last_progress is not None and progress <= record.last_progress:  # type: ignore[operator]
             return []  # the peer broke monotonicity; a notification cannot be answered, so drop it
+        record.state = after
         record.last_progress = progress
         total = params.get("total")
         message = params.get("message")
         return [
             ProgressReceived(
-                request_id,
-                token,  # type: ignore[arg-type]
-                progress,  # type: ignore[arg-type]
-                total if _is_number(total) else None,
-                message if isinstance(message, str) else None,
+                request_id=request_id,
+                token=token,
+                progress=progress,  # type: ignore[arg-type]
+                total=total if _is_number(total) else None,
+                message=message if isinstance(message, str) else None,
             )
         ]
 
     def _receive_response(self, message: dict[str, Any]) -> list[Event]:
         request_id = message["id"]
-        record = self._outbound.pop(request_id, None) if _valid_id(request_id) else None
-        if record is None:
-            return []  # a late answer to a request we abandoned, or a stray: nothing to do either way
-        record.state = OUTBOUND_TRANSITIONS[record.state, OutboundInput.RECV_RESPONSE]
+        record = self._outbound.pop(request_id, None) if is_request_id(request_id) else None
+        after = move_outbound(record, OutboundInput.RECV_RESPONSE, request_id)
+        if after is None:
+            return []  # a late answer to a request we cancelled, or a stray: nothing to do either way
+        assert record is not None
+        record.state = after
         if record.token is not None:
             self._tokens.pop(record.token, None)
+        handshake = record.method == "initialize"
         if "error" in message:
             error = RequestError.from_error(message["error"])
-            if record.method == "initialize":
+            if handshake:
                 self._move(SessionInput.RECV_INITIALIZE_ERROR)
-            return [ErrorReceived(request_id, record.method, error)]
+            return [ErrorReceived(id=request_id, method=record.method, error=error)]
         result = message["result"]
         if type(result) is not dict:
-            if record.method == "initialize":
+            if handshake:
                 self._move(SessionInput.RECV_INITIALIZE_ERROR)
-            return [ErrorReceived(request_id, record.method, RemoteProtocolError('"result" must be an object'))]
-        if record.method == "initialize":
+            failure = RemoteProtocolError('"result" must be an object')
+            return [ErrorReceived(id=request_id, method=record.method, error=failure)]
+        if handshake:
             return self._receive_initialize_result(request_id, result)
-        return [ResponseReceived(request_id, record.method, result)]
+        return [ResponseReceived(id=request_id, method=record.method, result=result)]
 
     def _receive_initialize_result(self, request_id: RequestId, result: dict[str, Any]) -> list[Event]:
-        version = result.get("protocolVersion")
-        if version not in self.config.legacy_versions:
+        agreed = read_initialize_result(result, self.config.legacy_versions)
+        if not isinstance(agreed, Agreed):
             self._move(SessionInput.RECV_INITIALIZE_ERROR)
-            error = UnsupportedProtocolVersion(version, newer_first(self.config.legacy_versions))
-            error.message = f"the server offered protocol version {version!r}, which this client does not speak"
-            return [ErrorReceived(request_id, "initialize", error)]
+            return [ErrorReceived(id=request_id, method="initialize", error=agreed)]
         self._move(SessionInput.RECV_INITIALIZE_RESULT)
-        self.protocol_version = version
+        self.protocol_version = agreed.version
         self.era = "legacy"
-        capabilities = result.get("capabilities")
-        info = result.get("serverInfo")
-        instructions = result.get("instructions")
-        self.peer_capabilities = capabilities if type(capabilities) is dict else {}
-        self.peer_info = info if type(info) is dict else {}
-        self.instructions = instructions if isinstance(instructions, str) else None
+        self.peer_capabilities = agreed.peer_capabilities
+        self.peer_info = agreed.peer_info
+        self.instructions = agreed.instructions
         self._emit({"jsonrpc": "2.0", "method": "notifications/initialized"}, None)
         return [
-            ResponseReceived(request_id, "initialize", result),
-            HandshakeCompleted(version, self.peer_info, self.peer_capabilities, self.instructions),
+            ResponseReceived(id=request_id, method="initialize", result=result),
+            HandshakeCompleted(
+                version=agreed.version,
+                peer_info=self.peer_info,
+                peer_capabilities=self.peer_capabilities,
+                instructions=self.instructions,
+            ),
         ]
 
     def connection_lost(self, reason: str = "connection closed") -> list[Event]:
@@ -421,13 +393,13 @@ class Session:
         self._move(SessionInput.CLOSED)
         failed = tuple(self._outbound)
         events: list[Event] = [
-            ErrorReceived(request_id, record.method, ConnectionClosed(f"Connection closed: {reason}"))
+            ErrorReceived(id=request_id, method=record.method, error=ConnectionClosed(f"Connection closed: {reason}"))
             for request_id, record in self._outbound.items()
         ]
         self._outbound.clear()
         self._tokens.clear()
         self._inbound.clear()
-        events.append(PeerClosed(reason, failed))
+        events.append(PeerClosed(reason=reason, failed=failed))
         return events
 
     # ---------------------------------------------------------------- sending
@@ -460,40 +432,37 @@ class Session:
         ``related`` names the peer's request this one serves (a server asking the user
         mid-tool-call), so HTTP can send it on that request's stream."""
         params = {} if params is None else params
-        modern = modern_version is not None or (self.era == "modern" and method != "initialize")
         # Check the token before any state moves: a refused request must leave no trace.
         token = None
         meta = params.get("_meta")
         if type(meta) is dict and M.PROGRESS_TOKEN in meta:
             token = meta[M.PROGRESS_TOKEN]
-            if not _valid_token(token):
+            if not is_request_id(token):
                 raise LocalProtocolError("a progress token must be a string or an integer")
             if token in self._tokens:
                 raise LocalProtocolError(f"progress token {token!r} is already used by an active request")
         if method == "initialize":
-            if self.role != "client":
-                raise LocalProtocolError("only a client sends initialize")
             self._move(SessionInput.SEND_INITIALIZE)
-        elif modern:
-            if self.role != "client":
-                raise LocalProtocolError("servers of the stateless era send no requests")
-            self._move(SessionInput.SEND_MODERN_REQUEST)
+        elif modern_version is not None or self.era == "modern":
+            self._move(SessionInput.SEND_STATELESS_REQUEST)
             params = {**params, "_meta": {**params.get("_meta", {}), **self.modern_meta(modern_version)}}
         elif method == "ping":
             self._move(SessionInput.SEND_PING)
         else:
-            self._move(SessionInput.SEND_LEGACY_REQUEST)
+            self._move(SessionInput.SEND_HANDSHAKE_ERA_REQUEST)
             if self.role == "server":
                 self._check_peer_declared(method, params)
         self._next_id += 1
         request_id = self._next_id
-        self._outbound[request_id] = _Outbound(method, token=token, related=related)
+        state = _SENT_INITIALIZE if method == "initialize" else _SENT
+        self._outbound[request_id] = OutboundRequest(method, state, token=token, related=related)
         if token is not None:
             self._tokens[token] = request_id
         self._emit({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, related)
         return request_id
 
     def _check_peer_declared(self, method: str, params: dict[str, Any]) -> None:
+        # Not a state move: what the peer declared in its handshake, checked as data.
         if method == "elicitation/create":
             mode = params.get("mode", "form")
             require(self.peer_capabilities, f"elicitation.{mode}")
@@ -506,8 +475,7 @@ class Session:
         self, method: str, params: dict[str, Any] | None = None, *, related: RequestId | None = None
     ) -> None:
         """Queue a notification; drain ``outgoing()``."""
-        if self.state is SessionState.CLOSED:
-            raise LocalProtocolError("the session is closed")
+        self._move(SessionInput.SEND_NOTIFICATION)
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
@@ -544,11 +512,14 @@ class Session:
         self._queue_error(request_id, error)
         return True
 
-    def _finish_inbound(self, request_id: RequestId) -> _Inbound:
+    def _finish_inbound(self, request_id: RequestId) -> InboundRequest:
+        """The entry of the peer's request being answered, forgotten now; its ``state`` is the
+        one it was answered in (CANCELLED: the answer is dropped)."""
         record = self._inbound.pop(request_id, None)
         if record is None:
-            raise LocalProtocolError(f"no request {request_id!r} is waiting for an answer")
-        record.state = INBOUND_TRANSITIONS[record.state, InboundInput.SEND_RESPONSE]
+            raise inbound_fault(_DONE_IN, InboundInput.SEND_RESPONSE).exception(id=request_id)
+        # Every state with an entry may answer (the table says so, and the state-machine test
+        # checks it); the answer lands the request in DONE: no entry.
         return record
 
     def send_progress(
@@ -562,14 +533,14 @@ class Session:
         here, never sent.
         """
         record = self._inbound.get(request_id)
-        if record is None:
-            raise LocalProtocolError(f"progress for request {request_id!r} after its response")
+        after = move_inbound(record, InboundInput.SEND_PROGRESS, request_id)
+        assert record is not None and after is not None  # (no progress is ignored: an illegal one raises)
         if not _is_number(progress) or (total is not None and not _is_number(total)):
             raise LocalProtocolError("progress and total must be numbers")
         if record.token is None:
             return False
-        record.state = INBOUND_TRANSITIONS[record.state, InboundInput.SEND_PROGRESS]
-        if record.state is InboundState.CANCELLED:
+        record.state = after
+        if after is InboundState.CANCELLED:
             return False
         if record.last_progress is not None and progress <= record.last_progress:
             raise LocalProtocolError(f"progress must increase: {progress} after {record.last_progress}")
@@ -587,18 +558,16 @@ class Session:
 
         Queues a ``CancelIntent`` for the transport to express and returns it;
         a later answer is dropped. Returns None when the request already finished.
-        ``initialize`` cannot be cancelled.
+        ``initialize`` cannot be cancelled (``LocalProtocolError``).
         """
         record = self._outbound.get(request_id)
+        move_outbound(record, OutboundInput.SEND_CANCEL, request_id)  # initialize: raises
         if record is None:
-            return None
-        if record.method == "initialize":
-            raise LocalProtocolError("initialize cannot be cancelled")
-        record.state = OUTBOUND_TRANSITIONS[record.state, OutboundInput.SEND_CANCEL]
+            return None  # (DONE, SEND_CANCEL): the answer won the race; nothing to cancel
         del self._outbound[request_id]
         if record.token is not None:
             self._tokens.pop(record.token, None)
-        intent = CancelIntent(request_id, reason)
+        intent = CancelIntent(request_id=request_id, reason=reason)
         self._emit(intent, record.related)
         return intent
 
@@ -608,8 +577,9 @@ class Session:
         return record is not None and record.state is InboundState.CANCELLED
 
     def forget(self, request_id: RequestId) -> None:
-        """Drop our record of the peer's request without answering (the transport
-        that carried it is gone, as when an HTTP client closes a stateless stream)."""
+        """Drop our record of the peer's request without answering: its handler stopped
+        (the peer cancelled it, or the transport that carried it is gone, as when an HTTP
+        client closes a stateless stream). Nothing is sent."""
         self._inbound.pop(request_id, None)
 
     def start_closing(self) -> None:
@@ -636,8 +606,3 @@ class Session:
     def _emit(self, item: Outgoing, related: RequestId | None) -> None:
         self._out.append(item)
         self._related.append(related)
-
-
-def _id_or_none(message: dict[str, Any]) -> RequestId | None:
-    request_id = message.get("id")
-    return request_id if _valid_id(request_id) else None

@@ -3,7 +3,10 @@
 Read a batch from the transport, feed the session, act on its events, write
 what it queued. Each inbound request runs in its own task, so the peer can
 cancel it; each outbound request waits on a future with its own timeout.
-``_serve`` is the one place where a handler's outcome becomes a message.
+``_answer_with_outcome`` is the one place where a handler's outcome becomes a message.
+
+Two ways in: ``run()`` reads the transport in a loop (stdio, memory); ``feed()`` is
+handed each batch by a transport whose messages are pushed to it (an HTTP POST).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import functools
 import inspect
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 from ..protocol.events import (
@@ -42,19 +45,28 @@ from ..types.errors import (
     RequestTimeout,
     ToolError,
 )
+from ..types.ids import is_request_id
+from .clocks import ProgressCallback, RequestClocks, extending
 
 logger = logging.getLogger("backchannel")
 
-ProgressCallback = Callable[[ProgressReceived], Awaitable[None] | None]
-
 
 class Handler(Protocol):
-    """What a connection asks of the side it serves (a server, or a client's handlers)."""
+    """What a connection asks of the side it serves (a server, or a client's handlers).
 
-    async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]: ...
+    Subclass it to inherit ``answer_now``'s default (no inline answers).
+    """
 
-    # Optionally, ``answer_now(request, connection) -> dict | None``: the answer when it can
-    # be given without waiting, else None (then ``handle_request`` runs in a task).
+    def answer_now(self, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
+        """The answer to ``request`` when it can be given without waiting (a plain synchronous
+        tool), else None: then ``handle_request`` runs in a task of its own. Called inline by
+        the read loop; an exception it raises is answered like one from ``handle_request``."""
+        return None
+
+    async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        """The result of ``request``; raise ``MCPError`` for an error answer (other exceptions
+        become -32603). Cancelled (``CancelledError``) when the peer gives up on it."""
+        ...
 
     def handle_notification(self, notification: NotificationReceived, connection: Connection) -> Awaitable[None] | None:
         """Called inline by the read loop: return quickly, or return an awaitable to run as a task."""
@@ -71,18 +83,14 @@ class Connection:
         self.session = session
         self.transport = transport
         self.handler = handler
-        self._answer_now: Callable[[RequestReceived, Connection], dict[str, Any] | None] | None = getattr(
-            handler, "answer_now", None
-        )
+        self._answer_now: Callable[[RequestReceived, Connection], dict[str, Any] | None] = handler.answer_now
         self.handshake_completed: HandshakeCompleted | None = None
         self.closed = asyncio.Event()
         self._tasks: dict[RequestId, asyncio.Task[None]] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._waiters: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
         self._progress: dict[RequestId, ProgressCallback] = {}
-        self._deadlines: dict[RequestId, asyncio.Timeout] = {}
-        self._paused_left: dict[RequestId, float] = {}
-        self._pauses = 0
+        self._clocks = RequestClocks()
         self._tokens = itertools.count(1)
         self._flush_scheduled = False
         self._close_reason = "connection closed"
@@ -98,29 +106,31 @@ class Connection:
                 if batch is None:
                     await self._let_handlers_finish()
                     break
-                self._take(batch)
+                self._feed_batch(batch)
                 await self.transport.drain()
         except ConnectionClosed as exc:
             reason = exc.message
         finally:
             self._shutdown(reason)
 
-    def take(self, batch: list[Any], *, hold: RequestId | None = None) -> Coroutine[Any, Any, None] | None:
+    def feed(
+        self, batch: list[Any], *, serve_in_caller_task: RequestId | None = None
+    ) -> Coroutine[Any, Any, None] | None:
         """Serve one inbound batch now, in the caller's turn: the push-fed way, instead of ``run``.
 
         A transport that is handed its messages (an HTTP POST) gives them here, sparing a
         queue and a loop turn per message. ``finish`` ends such a connection.
 
-        With ``hold``, the handler of that request (if it needs one: a plain synchronous
-        tool is answered at once) gets no task of its own: its coroutine is returned, and
-        the caller awaits it in its own task, the way an HTTP POST serves the request it
-        carries. A cancellation (the peer's, or the connection ending) stops the handler
-        there and ends the await, with no answer.
+        With ``serve_in_caller_task``, the handler of that request (if it needs one: a plain
+        synchronous tool is answered at once) gets no task of its own: its coroutine is
+        returned, and the caller awaits it in its own task, the way an HTTP POST serves the
+        request it carries. A cancellation (the peer's, or the connection ending) stops the
+        handler there and ends the await, with no answer.
         """
         if self.closed.is_set():
             return None
         try:
-            return self._take(batch, hold)
+            return self._feed_batch(batch, serve_in_caller_task)
         except ConnectionClosed as exc:
             self._shutdown(exc.message)
             return None
@@ -130,9 +140,11 @@ class Connection:
         self._flush()
         self._shutdown(reason)
 
-    def _take(self, batch: list[Any], hold: RequestId | None = None) -> Coroutine[Any, Any, None] | None:
+    def _feed_batch(
+        self, batch: list[Any], serve_in_caller_task: RequestId | None = None
+    ) -> Coroutine[Any, Any, None] | None:
         receive = self.session.receive_message
-        held = None
+        in_caller_task = None
         for item in batch:
             if isinstance(item, MCPError):
                 self.session.receive_invalid(item)
@@ -146,18 +158,18 @@ class Connection:
                 continue
             for event in events:
                 try:
-                    held = self._dispatch(event, hold) or held
+                    in_caller_task = self._dispatch(event, serve_in_caller_task) or in_caller_task
                 except Exception:
                     self._refuse_after_bug(item, received=True)
         self._flush()
-        return held
+        return in_caller_task
 
     def _refuse_after_bug(self, item: Any, *, received: bool) -> None:
         request_id = item.get("id") if type(item) is dict and "method" in item else None
         method = item.get("method") if type(item) is dict else None
         stage = "dispatching" if received else "reading"
         logger.exception("internal error while %s %r (request %r)", stage, method, request_id)
-        if (type(request_id) is int or type(request_id) is str) and request_id not in self._tasks:
+        if is_request_id(request_id) and request_id not in self._tasks:
             error = InternalError(f"Internal error while handling {method}")
             self.session.refuse(request_id, error, received=received)
 
@@ -167,29 +179,34 @@ class Connection:
             await asyncio.wait(list(self._tasks.values()), timeout=self.finish_grace)
             self._flush()
 
-    def _dispatch(self, event: Event, hold: RequestId | None = None) -> Coroutine[Any, Any, None] | None:
-        """Act on one event; the handler of request ``hold``, if it needs one, is returned
-        instead of started (see ``take``)."""
+    def _dispatch(
+        self, event: Event, serve_in_caller_task: RequestId | None = None
+    ) -> Coroutine[Any, Any, None] | None:
+        """Act on one event; the handler of request ``serve_in_caller_task``, if it needs one,
+        is returned instead of started (see ``feed``)."""
         kind = type(event)
         if kind is RequestReceived:
             assert isinstance(event, RequestReceived)
-            if self._answer_now is not None:
-                # A handler that can answer without waiting (a plain synchronous tool) is
-                # answered here, sparing a task per request; the outcome takes the same path.
-                # (``run`` writes after each batch, so these answers leave in the same turn.)
-                try:
-                    result = self._answer_now(event, self)
-                except Exception as exc:
-                    self._settle(event, None, exc)
-                    return None
-                if result is not None:
-                    self._settle(event, result, None)
-                    return None
-            if hold is not None and event.id == hold and type(event.id) is type(hold):
-                return self._serve_held(event)
-            serving = asyncio.get_running_loop().create_task(self._serve(event))
+            # A handler that can answer without waiting (a plain synchronous tool) is
+            # answered here, sparing a task per request; the outcome takes the same path.
+            # (``run`` writes after each batch, so these answers leave in the same turn.)
+            try:
+                result = self._answer_now(event, self)
+            except Exception as exc:
+                self._answer_with_outcome(event, None, exc)
+                return None
+            if result is not None:
+                self._answer_with_outcome(event, result, None)
+                return None
+            if (
+                serve_in_caller_task is not None
+                and event.id == serve_in_caller_task
+                and type(event.id) is type(serve_in_caller_task)
+            ):
+                return self._run_handler_in_caller_task(event)
+            serving = asyncio.get_running_loop().create_task(self._run_handler(event))
             self._tasks[event.id] = serving
-            serving.add_done_callback(functools.partial(self._served, event.id))
+            serving.add_done_callback(functools.partial(self._handler_task_done, event.id))
         elif kind is ResponseReceived or kind is ErrorReceived:
             assert isinstance(event, ResponseReceived | ErrorReceived)
             waiter = self._waiters.pop(event.id, None)
@@ -208,6 +225,7 @@ class Connection:
             task = self._tasks.get(event.id)
             if task is not None:
                 task.cancel(event.reason)
+            self.transport.request_cancelled(event.id)  # no answer will come: its stream may end
         elif kind is NotificationReceived:
             assert isinstance(event, NotificationReceived)
             outcome = self.handler.handle_notification(event, self)
@@ -220,7 +238,7 @@ class Connection:
             pass
         return None
 
-    async def _serve(self, request: RequestReceived) -> None:
+    async def _run_handler(self, request: RequestReceived) -> None:
         try:
             result = await self.handler.handle_request(request, self)
         except asyncio.CancelledError:
@@ -228,9 +246,9 @@ class Connection:
             self.session.forget(request.id)
             return
         except Exception as exc:
-            self._settle(request, None, exc)
+            self._answer_with_outcome(request, None, exc)
         else:
-            self._settle(request, result, None)
+            self._answer_with_outcome(request, result, None)
         finally:
             self._tasks.pop(request.id, None)
         if self.transport.routes_by_request:
@@ -238,31 +256,33 @@ class Connection:
         else:
             self._schedule_flush()
 
-    async def _serve_held(self, request: RequestReceived) -> None:
+    async def _run_handler_in_caller_task(self, request: RequestReceived) -> None:
         task = asyncio.current_task()
         assert task is not None
         already = task.cancelling()
         self._tasks[request.id] = task
-        await self._serve(request)  # it ends a cancelled handler quietly and forgets the request
+        await self._run_handler(request)  # it ends a cancelled handler quietly and forgets the request
         # That cancellation was the handler's, not the caller's: its task goes on (to end its response).
         while task.cancelling() > already:
             task.uncancel()
 
-    def _settle(self, request: RequestReceived, result: dict[str, Any] | None, failure: Exception | None) -> None:
-        """The one place where a handler's outcome becomes the answer on the wire."""
+    def _answer_with_outcome(
+        self, request: RequestReceived, result: dict[str, Any] | None, failure: Exception | None
+    ) -> None:
+        """The one place where a handler's outcome becomes the answer on the wire. (What a
+        method makes of its own failures, as a tool call's ``isError`` result, is its
+        handler's business: the server turns a tool's ``ToolError`` into that result.)"""
         if failure is None:
-            self._answer(request, result, None)
+            self._send_answer(request, result, None)
         elif isinstance(failure, MCPError):
-            self._answer(request, None, failure)
-        elif isinstance(failure, ToolError) and request.method == "tools/call":
-            self._answer(request, {"content": [{"type": "text", "text": str(failure)}], "isError": True}, None)
-        elif isinstance(failure, ToolError):
-            self._answer(request, None, InternalError(str(failure)))
+            self._send_answer(request, None, failure)
+        elif isinstance(failure, ToolError):  # its message is written for the peer
+            self._send_answer(request, None, InternalError(str(failure)))
         else:
             logger.error("handler for %s (request %r) failed", request.method, request.id, exc_info=failure)
-            self._answer(request, None, InternalError(f"Internal error while handling {request.method}"))
+            self._send_answer(request, None, InternalError(f"Internal error while handling {request.method}"))
 
-    def _answer(self, request: RequestReceived, result: dict[str, Any] | None, error: MCPError | None) -> None:
+    def _send_answer(self, request: RequestReceived, result: dict[str, Any] | None, error: MCPError | None) -> None:
         try:
             if error is None:
                 assert result is not None
@@ -320,9 +340,9 @@ class Connection:
                 first = min(first, hard_deadline)
             try:
                 async with asyncio.timeout_at(first) as scope:
-                    self._deadlines[request_id] = scope
+                    self._clocks.track(request_id, scope)
                     if on_progress is not None or progress_resets_timeout:
-                        self._progress[request_id] = _extending(
+                        self._progress[request_id] = extending(
                             on_progress, scope, timeout if progress_resets_timeout else None, hard_deadline
                         )
                     return await waiter
@@ -342,37 +362,16 @@ class Connection:
         finally:
             self._waiters.pop(request_id, None)
             self._progress.pop(request_id, None)
-            self._deadlines.pop(request_id, None)
-            self._paused_left.pop(request_id, None)
+            self._clocks.forget(request_id)
 
-    @contextlib.contextmanager
-    def timeouts_paused(self) -> Iterator[None]:
+    def timeouts_paused(self) -> contextlib.AbstractContextManager[None]:
         """Stop the clocks of our pending requests while a person answers the peer.
 
         A tool call that asks the user a question must not time out because the user
         took a while: the time spent inside this block does not count against any
         request's timeout (the clocks resume with what they had left).
         """
-        loop = asyncio.get_running_loop()
-        if self._pauses == 0:
-            now = loop.time()
-            for request_id, scope in self._deadlines.items():
-                when = scope.when()
-                if when is not None:
-                    self._paused_left[request_id] = max(0.0, when - now)
-                    scope.reschedule(None)
-        self._pauses += 1
-        try:
-            yield
-        finally:
-            self._pauses -= 1
-            if self._pauses == 0:
-                now = loop.time()
-                for request_id, left in self._paused_left.items():
-                    paused = self._deadlines.get(request_id)
-                    if paused is not None:
-                        paused.reschedule(now + left)
-                self._paused_left.clear()
+        return self._clocks.paused()
 
     def notify(self, method: str, params: dict[str, Any] | None = None, *, related: RequestId | None = None) -> None:
         """Send a notification now (it is written before this returns). ``related`` names
@@ -447,9 +446,9 @@ class Connection:
     def pending_requests(self) -> int:
         return len(self._waiters)
 
-    def _served(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
+    def _handler_task_done(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
         # A task cancelled before its first step (the request and its cancellation came
-        # in one read) never enters ``_serve``, so its cleanup happens here.
+        # in one read) never enters ``_run_handler``, so its cleanup happens here.
         if self._tasks.get(request_id) is task:
             del self._tasks[request_id]
             self.session.forget(request_id)
@@ -472,19 +471,3 @@ class Connection:
             return
         if inspect.isawaitable(outcome):
             self._spawn(outcome)
-
-
-def _extending(
-    callback: ProgressCallback | None, scope: asyncio.Timeout, extend_by: float | None, hard_deadline: float | None
-) -> ProgressCallback:
-    """A progress callback that first pushes the request's deadline out (bounded by ``hard_deadline``)."""
-
-    def on_progress(event: ProgressReceived) -> Awaitable[None] | None:
-        if extend_by is not None and scope.when() is not None:
-            deadline = asyncio.get_running_loop().time() + extend_by
-            if hard_deadline is not None:
-                deadline = min(deadline, hard_deadline)
-            scope.reschedule(deadline)
-        return callback(event) if callback is not None else None
-
-    return on_progress

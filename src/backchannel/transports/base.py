@@ -4,6 +4,22 @@ A transport moves whole messages; it knows nothing of MCP beyond how to
 express a ``CancelIntent`` on its wire. ``receive`` returns the next batch of
 inbound items (JSON values, or ``MCPError`` for input that could not be
 decoded) and ``None`` once the peer is gone.
+
+Everything the runtime, a server's ``Context`` or a ``Client`` may ask of a
+transport is declared on ``Transport``, with a default where most transports have
+nothing to do; nothing is looked up by name. A transport must implement
+``receive``, ``write`` and ``close``; it may override:
+
+- ``start()``: connect before the first message (the HTTP client opens its pool);
+- ``drain()``: wait for output to shrink (backpressure);
+- ``routes_by_request`` and ``write_routed``: send each message on the stream of the
+  peer's request it belongs to (HTTP);
+- ``request_cancelled(request_id)``: the peer cancelled its request, so no answer will
+  come: a transport that carries each request's answer on its own stream ends it;
+- ``close_stream(request_id)``: end the response carrying that request now, the stream
+  going on to be resumed (handshake-era HTTP, SEP-1699 polling);
+- ``principal`` and ``authenticates_callers``: who is calling, as an authenticator
+  named them (HTTP).
 """
 
 from __future__ import annotations
@@ -27,9 +43,19 @@ class TransportBroken(ConnectionClosed):
 
 
 class Transport(abc.ABC):
+    """How messages reach the peer and come back; see the module docstring for what to override."""
+
     #: True for transports that send each message where its request lives (HTTP):
     #: the runtime then calls ``write_routed`` with the peer's request id per item.
     routes_by_request: bool = False
+    #: True where callers are named by an authenticator (HTTP): then ``principal`` None is an
+    #: anonymous caller, not one known by its connection (stdio and memory carry one client).
+    authenticates_callers: bool = False
+    #: Who is calling, as the authenticator named them; None without one.
+    principal: str | None = None
+
+    async def start(self) -> None:  # noqa: B027 - most transports are ready when built
+        """Get ready for the first message; a ``Client`` awaits it before anything is sent."""
 
     @abc.abstractmethod
     async def receive(self) -> list[Any] | None:
@@ -48,6 +74,18 @@ class Transport(abc.ABC):
 
     async def drain(self) -> None:  # noqa: B027 - most transports have nothing to wait for
         """Wait until queued output is small enough to accept more input (backpressure)."""
+
+    def request_cancelled(self, request_id: RequestId) -> None:  # noqa: B027 - most have no stream per request
+        """The peer cancelled its request ``request_id``: no answer will be written for it.
+
+        The runtime calls this as it stops the handler; a transport that gives each request
+        its own response (HTTP) ends that response here.
+        """
+
+    def close_stream(self, request_id: RequestId) -> bool:
+        """End the response carrying the peer's request ``request_id`` now, keeping what follows
+        for the client to resume; False where there is no such stream (the default)."""
+        return False
 
     @abc.abstractmethod
     async def close(self) -> None:

@@ -18,30 +18,25 @@ from __future__ import annotations
 __all__ = ["HttpApp"]
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from ...framing import http as H
-from ...framing.sse import encode_comment, encode_event, encode_json_event
+from ...framing.sse import encode_comment, encode_event
 from ...protocol.events import RequestId
 from ...types import meta as M
 from ...types.errors import InvalidRequest
 from ...types.versions import LEGACY_VERSIONS, MODERN_VERSIONS
 from .asgi import (
-    GONE,
-    Mailbox,
     Receive,
     Scope,
     Send,
     encode_headers,
     header_map,
-    next_or_gone,
     read_body,
     send_bytes,
     send_start,
-    watching,
 )
 from .auth import Authenticator, Principal
 from .event_store import EventStore, InMemoryEventStore, parse_event_id
@@ -56,20 +51,27 @@ from .limits import (
     busy,
     too_slow,
 )
-from .modern import serve_modern
-from .sessions import LegacySession, SessionRegistry
-from .streams import CLOSE_STREAM, END_STREAM, SSE_HEADERS, MessageFeed, encode_message, is_answer_to
+from .responses import StreamingResponse, finish_from_post_task, forward_stream, pump_get_stream
+from .sessions import HttpSession, SessionRegistry
+from .stateless import serve_stateless
+from .streams import (
+    CLOSE_RESPONSE,
+    END_STREAM,
+    JSON_HEADERS,
+    SSE_HEADERS,
+    MessageFeed,
+    StreamSignal,
+    encode_message,
+    is_answer_to,
+)
 
 if TYPE_CHECKING:
     from ...server.server import Server
 
 logger = logging.getLogger("backchannel.http")
 
-JSON_HEADERS = {"content-type": "application/json"}
-RAW_JSON_HEADERS = encode_headers(JSON_HEADERS)
+RAW_JSON_HEADERS = encode_headers(dict(JSON_HEADERS))
 RAW_SSE_HEADERS = encode_headers(SSE_HEADERS)
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-LOCAL_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
 
 
 class HttpApp:
@@ -93,8 +95,8 @@ class HttpApp:
         server: Server,
         *,
         path: str = "/mcp",
-        allowed_hosts: Collection[str] = LOCAL_HOSTS,
-        allowed_origins: Collection[str] = LOCAL_ORIGINS,
+        allowed_hosts: Collection[str] = H.LOCALHOST_HOSTS,
+        allowed_origins: Collection[str] = H.LOCALHOST_ORIGINS,
         authenticator: Authenticator | None = None,
         max_body_bytes: int = 4 * 1024 * 1024,
         session_idle_timeout: float | None = 30 * 60,
@@ -222,7 +224,7 @@ class HttpApp:
         )
         if kind == "request" and modern:
             # The body is the routing key (CHANGES §13): a session header, if any, is ignored.
-            await self._post_modern(message, headers, receive, send, principal)
+            await self._post_stateless(message, headers, receive, send, principal)
             return
         if kind != "request" and session_id is None and H.protocol_version_header(headers) in MODERN_VERSIONS:
             await send_bytes(send, 202, b"", {})  # stateless-era notifications need no session
@@ -253,7 +255,7 @@ class HttpApp:
             return
         await self._serve_request(session, message, receive, send)
 
-    async def _post_modern(
+    async def _post_stateless(
         self,
         message: dict[str, Any],
         headers: dict[str, str],
@@ -271,7 +273,7 @@ class HttpApp:
         if rejection is not None:
             await _reject(send, rejection)
             return
-        await serve_modern(self.server, message, receive, send, sse_after=self.sse_after, principal=principal)
+        await serve_stateless(self.server, message, receive, send, sse_after=self.sse_after, principal=principal)
 
     async def _initialize(
         self,
@@ -285,15 +287,13 @@ class HttpApp:
             limit = f"the server is at its limit of {self.max_sessions} live sessions; end one (DELETE) or retry later"
             await _reject(send, busy(limit, self.retry_after))
             return
-        session = LegacySession(self.sessions.new_id(), principal, self.server, self.event_store)
+        session = HttpSession(self.sessions.new_id(), principal, self.server, self.event_store)
         self.sessions.add(session)
         await self._serve_request(session, message, receive, send)
         if session.protocol.protocol_version is None or session.protocol.state.value == "new":
             await self.sessions.end(session.session_id)  # initialize failed: nothing to keep
 
-    async def _serve_request(
-        self, session: LegacySession, message: dict[str, Any], receive: Receive, send: Send
-    ) -> None:
+    async def _serve_request(self, session: HttpSession, message: dict[str, Any], receive: Receive, send: Send) -> None:
         """Answer a request POST: plain JSON when the answer is all there is, else a stream.
 
         The POST's own task runs the request's handler (no task of its own, no hand-over
@@ -309,9 +309,9 @@ class HttpApp:
         loop = asyncio.get_running_loop()
         writer: asyncio.Task[None] | None = None
         responding = False  # whether ``_respond`` runs, which detaches when the response ends
-        streaming = _Streaming()
+        streaming = StreamingResponse()
 
-        def start_writer(message: dict[str, Any] | None = None) -> None:
+        def start_writer(message: dict[str, Any] | StreamSignal | None = None) -> None:
             nonlocal writer, responding
             if writer is None and (message is None or not is_answer_to(message, request_id)):
                 feed.on_put = None
@@ -320,7 +320,7 @@ class HttpApp:
                 writer = loop.create_task(self._respond(session, feed, request_id, receive, send, 0.0, streaming))
 
         try:
-            handler = session.feed_messages([message], hold=request_id)
+            handler = session.feed_messages([message], serve_in_caller_task=request_id)
             if handler is None:  # answered at once (a plain synchronous tool), or refused
                 responding = True
                 await self._respond(session, feed, request_id, receive, send, self.sse_after)
@@ -333,7 +333,7 @@ class HttpApp:
                 feed.on_put = None
                 timer.cancel()
             if writer is not None:
-                if not await _finish_for(streaming, send):
+                if not await finish_from_post_task(streaming, send):
                     await writer
                 return
             if feed.queue.empty():  # the handler was stopped (cancelled): no answer will come
@@ -346,13 +346,13 @@ class HttpApp:
 
     async def _respond(
         self,
-        session: LegacySession,
+        session: HttpSession,
         feed: MessageFeed,
         request_id: RequestId,
         receive: Receive,
         send: Send,
         wait: float,
-        streaming: _Streaming | None = None,
+        streaming: StreamingResponse | None = None,
     ) -> None:
         """Send the response of a request POST; the session is detached from it when it ends."""
         try:
@@ -362,7 +362,7 @@ class HttpApp:
                 await send_bytes(send, 200, encode_message(first), [*RAW_JSON_HEADERS, session.header_bytes])
                 return
             # Something other than the answer came first (or nothing yet): stream, resumably.
-            closing = first is CLOSE_STREAM
+            closing = first is CLOSE_RESPONSE
             stream, sink = session.start_stream(feed, None if closing else first, attached=not closing)
             priming = encode_event("", event_id=f"{stream.stream_id}_0", retry_ms=self.retry_ms)
             await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
@@ -372,7 +372,7 @@ class HttpApp:
                 assert sink is not None
                 if streaming is not None:
                     streaming.sink = sink
-                await _forward(send, receive, priming, sink, 0, streaming)
+                await forward_stream(send, receive, priming, sink, 0, streaming)
         finally:
             session.detach()
 
@@ -399,13 +399,13 @@ class HttpApp:
         try:
             await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
             await send({"type": "http.response.body", "body": encode_comment("stream open"), "more_body": True})
-            await _pump_plain(send, receive, feed)
+            await pump_get_stream(send, receive, feed)
         finally:
             session.detach()
             if session.transport.standalone is feed:
                 session.transport.standalone = None
 
-    async def _resume(self, session: LegacySession, last_event_id: str, receive: Receive, send: Send) -> None:
+    async def _resume(self, session: HttpSession, last_event_id: str, receive: Receive, send: Send) -> None:
         place = parse_event_id(last_event_id)
         stream = session.streams.get(place[0]) if place is not None else None
         if place is None or stream is None:  # not ours, or another session's stream: replay nothing
@@ -424,7 +424,7 @@ class HttpApp:
             if sink is None:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
-            await _forward(send, receive, b"", sink, last)
+            await forward_stream(send, receive, b"", sink, last)
         finally:
             session.detach()
 
@@ -439,7 +439,7 @@ class HttpApp:
 
     async def _existing_session(
         self, headers: dict[str, str], principal: Principal | None, send: Send
-    ) -> LegacySession | None:
+    ) -> HttpSession | None:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             await _reject(send, H.Rejection(400, InvalidRequest("Mcp-Session-Id header required")))
@@ -476,105 +476,3 @@ class HttpApp:
 async def _reject(send: Send, rejection: H.Rejection) -> None:
     headers = {**JSON_HEADERS, **rejection.headers} if rejection.error is not None else dict(rejection.headers)
     await send_bytes(send, rejection.status, rejection.body(), headers)
-
-
-class _Streaming:
-    """A response its writer task copies from a stream's sink; ``parked`` while the writer
-    waits for the next event with nothing unsent (then another task may finish it)."""
-
-    __slots__ = ("parked", "sink")
-
-    def __init__(self) -> None:
-        self.sink: Mailbox[tuple[int, bytes] | None] | None = None
-        self.parked = False
-
-
-def _take_ready(sink: Mailbox[tuple[int, bytes] | None], after: int, buffer: bytearray) -> bool | None:
-    """Move the waiting events past ``after`` into ``buffer``: True if the stream ended,
-    None if the client left, False if more may come."""
-    while not sink.empty():
-        item: object = sink.get_nowait()  # the watcher may have put GONE in it
-        if item is GONE:
-            return None
-        if item is None:
-            return True
-        assert isinstance(item, tuple)
-        if item[0] > after:
-            buffer += item[1]
-    return False
-
-
-async def _forward(
-    send: Send,
-    receive: Receive,
-    opening: bytes,
-    sink: Mailbox[tuple[int, bytes] | None],
-    after: int,
-    streaming: _Streaming | None = None,
-) -> None:
-    """Copy events from ``sink`` to the response until the stream ends or the client leaves.
-
-    Events already waiting go out in one write (the priming event with the first event,
-    the answer with the end of the stream): on a busy server that halves the writes.
-    """
-    # The request goes on when its stream's client leaves (it resumes with GET), so noticing
-    # the departure only frees this response early: a second's delay is fine.
-    async with watching(receive, sink, after=1.0) as gone:
-        buffer = bytearray(opening)
-        try:
-            while True:
-                ended = _take_ready(sink, after, buffer)
-                if ended is None:
-                    return
-                if ended or buffer:
-                    await send({"type": "http.response.body", "body": bytes(buffer), "more_body": not ended})
-                    if ended:
-                        return
-                    buffer.clear()
-                if streaming is not None:
-                    streaming.parked = True
-                try:
-                    waited = await next_or_gone(sink, gone)
-                finally:
-                    if streaming is not None:
-                        streaming.parked = False
-                if waited is GONE:
-                    return
-                if waited is None:
-                    await send({"type": "http.response.body", "body": b"", "more_body": False})
-                    return
-                number, event = waited
-                if number > after:
-                    buffer += event
-        except OSError:
-            return
-
-
-async def _finish_for(streaming: _Streaming, send: Send) -> bool:
-    """End a POST's stream from the POST's own task when its handler has answered: if the
-    writer is parked and the stream's end is already in the sink, the rest goes out now,
-    sparing the turn that waking the writer would take. False if the writer must finish."""
-    sink = streaming.sink
-    if not streaming.parked or sink is None or not sink.ends_with(None):
-        return False
-    buffer = bytearray()
-    ended = _take_ready(sink, 0, buffer)
-    sink.put(GONE)  # parked, the writer holds nothing unsent: it wakes to this and stops quietly
-    if ended:
-        with contextlib.suppress(OSError):
-            await send({"type": "http.response.body", "body": bytes(buffer), "more_body": False})
-    return True
-
-
-async def _pump_plain(send: Send, receive: Receive, feed: MessageFeed) -> None:
-    """The GET stream: messages that belong to no request, until the client leaves."""
-    async with watching(receive, feed.queue) as gone:
-        while True:
-            message = await next_or_gone(feed.queue, gone)
-            if message is GONE:
-                return
-            if message is CLOSE_STREAM:  # the session ended
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-                return
-            event = encode_json_event(encode_message(message))
-            await send({"type": "http.response.body", "body": event, "more_body": True})

@@ -7,15 +7,18 @@ Keeping the app framework-free makes it mountable anywhere an ASGI app is
 from __future__ import annotations
 
 __all__ = [
-    "GONE",
+    "CLIENT_LEFT",
+    "DISMISSED",
+    "TIMED_OUT",
     "Mailbox",
+    "NoItem",
     "RawHeaders",
     "Receive",
     "Scope",
     "Send",
     "encode_headers",
     "header_map",
-    "next_or_gone",
+    "next_item",
     "read_body",
     "send_bytes",
     "watching",
@@ -26,7 +29,7 @@ import contextlib
 import enum
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from typing import Any, Final, Generic, Literal, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -35,12 +38,20 @@ Send = Callable[[Message], Awaitable[None]]
 T = TypeVar("T")
 
 
-class _Gone(enum.Enum):
-    GONE = "gone"
+class NoItem(enum.Enum):
+    """What a reader of a ``Mailbox`` gets instead of an item, and why."""
+
+    #: The client disconnected (put by ``watching``).
+    CLIENT_LEFT = "the client left"
+    #: The wait ran out of time (returned by ``Mailbox.get`` with a timeout).
+    TIMED_OUT = "the wait timed out"
+    #: Put to wake a reader that is no longer needed: it stops quietly.
+    DISMISSED = "dismissed"
 
 
-#: What ``next_or_gone`` returns when the client left (or the wait timed out) first.
-GONE: Final = _Gone.GONE
+CLIENT_LEFT: Final = NoItem.CLIENT_LEFT
+TIMED_OUT: Final = NoItem.TIMED_OUT
+DISMISSED: Final = NoItem.DISMISSED
 
 
 class Mailbox(Generic[T]):
@@ -55,10 +66,10 @@ class Mailbox(Generic[T]):
     __slots__ = ("_items", "_waiter")
 
     def __init__(self) -> None:
-        self._items: deque[T | Literal[_Gone.GONE]] = deque()
+        self._items: deque[T | NoItem] = deque()
         self._waiter: asyncio.Future[bool] | None = None
 
-    def put(self, item: T | Literal[_Gone.GONE]) -> None:
+    def put(self, item: T | NoItem) -> None:
         self._items.append(item)
         waiter = self._waiter
         if waiter is not None and not waiter.done():
@@ -71,11 +82,11 @@ class Mailbox(Generic[T]):
         """Whether ``item`` is the last thing put (and not yet taken)."""
         return bool(self._items) and self._items[-1] is item
 
-    def get_nowait(self) -> T | Literal[_Gone.GONE]:
+    def get_nowait(self) -> T | NoItem:
         return self._items.popleft()
 
-    async def get(self, timeout: float | None = None) -> T | Literal[_Gone.GONE]:
-        """The next item; ``GONE`` if ``timeout`` seconds pass first (or if ``GONE`` was put)."""
+    async def get(self, timeout: float | None = None) -> T | NoItem:
+        """The next item (a ``NoItem`` put in it included); ``TIMED_OUT`` if ``timeout`` seconds pass first."""
         if not self._items:
             loop = asyncio.get_running_loop()
             waiter: asyncio.Future[bool] = loop.create_future()
@@ -83,7 +94,7 @@ class Mailbox(Generic[T]):
             timer = loop.call_later(timeout, _expire, waiter) if timeout is not None else None
             try:
                 if not await waiter:
-                    return GONE
+                    return TIMED_OUT
             finally:
                 self._waiter = None
                 if timer is not None:
@@ -147,7 +158,7 @@ async def send_bytes(send: Send, status: int, body: bytes, headers: Mapping[str,
 class watching:  # lower case: it reads as ``async with watching(receive, box) as gone``
     """An event set when the client disconnects, for as long as the block runs.
 
-    Each of ``boxes`` also receives ``GONE`` then, so a reader blocked on it wakes
+    Each of ``boxes`` also receives ``CLIENT_LEFT`` then, so a reader blocked on it wakes
     up without racing two futures for every item it reads. With ``after``, watching
     starts only once the block has run that many seconds: a response that is over
     sooner (most are) costs a timer instead of a task, and a departure is noticed
@@ -189,12 +200,12 @@ class watching:  # lower case: it reads as ``async with watching(receive, box) a
             pass
         self.gone.set()
         for box in self._boxes:
-            box.put(GONE)
+            box.put(CLIENT_LEFT)
 
 
-async def next_or_gone(box: Mailbox[T], gone: asyncio.Event, timeout: float | None = None) -> T | Literal[_Gone.GONE]:
-    """The next item of ``box`` (watched with ``watching``), or ``GONE`` if the client
-    left or ``timeout`` passed first."""
+async def next_item(box: Mailbox[T], gone: asyncio.Event, timeout: float | None = None) -> T | NoItem:
+    """The next item of ``box`` (watched with ``watching``): ``CLIENT_LEFT`` if the client left,
+    ``TIMED_OUT`` if ``timeout`` passed first."""
     if gone.is_set():
-        return GONE
+        return CLIENT_LEFT
     return await box.get(timeout)

@@ -16,7 +16,7 @@ that is still connected keeps its session for as long as its requests run.
 
 from __future__ import annotations
 
-__all__ = ["LegacySession", "SessionRegistry"]
+__all__ = ["HttpSession", "SessionRegistry"]
 
 import asyncio
 import itertools
@@ -32,7 +32,7 @@ from ..base import PushedTransport, TransportClosed, wire_messages
 from .asgi import Mailbox
 from .auth import Principal
 from .event_store import EventStore
-from .streams import CLOSE_STREAM, END_STREAM, MessageFeed, ResumableStream
+from .streams import CLOSE_RESPONSE, END_STREAM, MessageFeed, ResumableStream, StreamSignal
 
 if TYPE_CHECKING:
     from ...server.server import Server
@@ -42,9 +42,10 @@ _FINISHED_STREAMS_KEPT = 64
 
 
 class _SessionTransport(PushedTransport):
+    """Writes each message to the response of the request it belongs to, else to the GET stream."""
+
     routes_by_request = True
-    #: Who opened the session (the authenticator's principal); ``ctx.principal`` reads it.
-    principal: Principal | None = None
+    authenticates_callers = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -73,18 +74,25 @@ class _SessionTransport(PushedTransport):
         feed = self.feeds.get(request_id)
         if feed is None:
             return False
-        feed.put(CLOSE_STREAM)
+        feed.put(CLOSE_RESPONSE)
         return True
+
+    def request_cancelled(self, request_id: RequestId) -> None:
+        """A cancelled request gets no answer: its stream must end anyway."""
+        feed = self.feeds.get(request_id)
+        if feed is not None:
+            feed.put(END_STREAM)
 
     async def close(self) -> None:
         if not self.ended:
             await super().close()
             if self.standalone is not None:
-                self.standalone.put(CLOSE_STREAM)  # end the GET stream too
+                self.standalone.put(CLOSE_RESPONSE)  # end the GET stream too
 
 
-class LegacySession:
-    """A live handshake-era session and the streams of its requests."""
+class HttpSession:
+    """A live handshake-era session over HTTP (one ``Mcp-Session-Id``) and the streams of its
+    requests; its protocol session is ``protocol``."""
 
     def __init__(self, session_id: str, principal: Principal | None, server: Server, store: EventStore) -> None:
         self.session_id = session_id
@@ -124,20 +132,13 @@ class LegacySession:
         self.responses -= 1
         self.touch()  # the idle clock starts when the client's last response ends
 
-    def feed_messages(self, messages: list[Any], *, hold: RequestId | None = None) -> Coroutine[Any, Any, None] | None:
-        """Serve what a POST carried; with ``hold``, that request's handler is returned to run
-        in the POST's own task (see ``Connection.take``)."""
+    def feed_messages(
+        self, messages: list[Any], *, serve_in_caller_task: RequestId | None = None
+    ) -> Coroutine[Any, Any, None] | None:
+        """Serve what a POST carried; with ``serve_in_caller_task``, that request's handler is
+        returned to run in the POST's own task (see ``Connection.feed``)."""
         self.touch()
-        held = self.connection.take(messages, hold=hold)
-        for message in messages:  # a cancelled request gets no answer: its stream must end anyway
-            if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
-                params = message.get("params")
-                cancelled = params.get("requestId") if isinstance(params, dict) else None
-                known = isinstance(cancelled, str | int) and not isinstance(cancelled, bool)
-                feed = self.transport.feeds.get(cancelled) if known else None  # type: ignore[arg-type]
-                if feed is not None:
-                    feed.put(END_STREAM)
-        return held
+        return self.connection.feed(messages, serve_in_caller_task=serve_in_caller_task)
 
     def open_feed(self, request_id: RequestId) -> MessageFeed:
         feed = MessageFeed(request_id)
@@ -148,7 +149,7 @@ class LegacySession:
         self.transport.feeds.pop(request_id, None)
 
     def start_stream(
-        self, feed: MessageFeed, first: dict[str, Any] | None, *, attached: bool
+        self, feed: MessageFeed, first: dict[str, Any] | StreamSignal | None, *, attached: bool
     ) -> tuple[ResumableStream, Mailbox[tuple[int, bytes] | None] | None]:
         """Stream the rest of ``feed``'s request, resumably; the feed closes when its answer is out.
 
@@ -200,7 +201,7 @@ class SessionRegistry:
 
     def __init__(self, idle_timeout: float | None) -> None:
         self.idle_timeout = idle_timeout
-        self.sessions: dict[str, LegacySession] = {}
+        self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
 
     @staticmethod
@@ -208,12 +209,12 @@ class SessionRegistry:
         # 256 random bits as URL-safe base64: visible ASCII only, as the spec requires.
         return secrets.token_urlsafe(32)
 
-    def add(self, session: LegacySession) -> None:
+    def add(self, session: HttpSession) -> None:
         self.sessions[session.session_id] = session
         if self.idle_timeout is not None and (self._reaper is None or self._reaper.done()):
             self._reaper = asyncio.get_running_loop().create_task(self._reap())
 
-    def get(self, session_id: str, principal: Principal | None) -> LegacySession | None:
+    def get(self, session_id: str, principal: Principal | None) -> HttpSession | None:
         """The session, if it exists and belongs to ``principal``; otherwise None (404 for the caller)."""
         session = self.sessions.get(session_id)
         if session is None or session.principal != principal:

@@ -10,22 +10,26 @@ broke gets the rest with ``GET`` and ``Last-Event-ID``.
 from __future__ import annotations
 
 __all__ = [
-    "CLOSE_STREAM",
+    "CLOSE_RESPONSE",
     "END_STREAM",
+    "JSON_HEADERS",
     "SSE_HEADERS",
     "MessageFeed",
     "ResumableStream",
+    "StreamSignal",
     "encode_message",
     "is_answer_to",
 ]
 
+import enum
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from ...framing.codec import encode_message
+from ...framing.rejection import JSON_HEADERS
 from ...framing.sse import encode_json_event
 from ...protocol.events import RequestId
-from .asgi import GONE, Mailbox
+from .asgi import Mailbox, NoItem
 from .event_store import EventStore
 
 SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no"}
@@ -42,10 +46,17 @@ def is_answer_to(message: Any, request_id: RequestId | None) -> bool:
     )
 
 
-#: Put in a feed by ``Context.close_sse_stream``: end the HTTP response now, keep the stream.
-CLOSE_STREAM: dict[str, Any] = {}
-#: Put in a feed when the client cancels its request: no answer will come, so end the stream.
-END_STREAM: dict[str, Any] = {}
+class StreamSignal(enum.Enum):
+    """Put in a feed among the messages, to end what carries them."""
+
+    #: ``Context.close_sse_stream``: end the HTTP response now; the stream goes on, to be resumed.
+    CLOSE_RESPONSE = "close the response"
+    #: The client cancelled the request (or its handler stopped): no answer will come, so end the stream.
+    END_STREAM = "end the stream"
+
+
+CLOSE_RESPONSE: Final = StreamSignal.CLOSE_RESPONSE
+END_STREAM: Final = StreamSignal.END_STREAM
 
 
 class MessageFeed:
@@ -57,13 +68,13 @@ class MessageFeed:
 
     def __init__(self, request_id: RequestId | None) -> None:
         self.request_id = request_id
-        self.queue: Mailbox[dict[str, Any]] = Mailbox()
+        self.queue: Mailbox[dict[str, Any] | StreamSignal] = Mailbox()
         self.stream: ResumableStream | None = None
         #: Called after a message waits in ``queue``: the POST whose task runs the request's
         #: handler starts a writer then (nobody else would read the queue meanwhile).
-        self.on_put: Callable[[dict[str, Any]], None] | None = None
+        self.on_put: Callable[[dict[str, Any] | StreamSignal], None] | None = None
 
-    def put(self, message: dict[str, Any]) -> None:
+    def put(self, message: dict[str, Any] | StreamSignal) -> None:
         if self.stream is not None:
             self.stream.deliver(message)
             return
@@ -71,10 +82,10 @@ class MessageFeed:
         if self.on_put is not None:
             self.on_put(message)
 
-    async def first(self, wait: float) -> dict[str, Any] | None:
-        """The first message, or None if none came within ``wait`` seconds."""
+    async def first(self, wait: float) -> dict[str, Any] | StreamSignal | None:
+        """The first message, or None if none came within ``wait`` seconds (or the client left)."""
         message = await self.queue.get(wait)
-        return None if message is GONE else message
+        return None if type(message) is NoItem else message  # type: ignore[return-value]
 
 
 class ResumableStream:
@@ -98,24 +109,25 @@ class ResumableStream:
         self._on_finished = on_finished
         self._sink: Mailbox[tuple[int, bytes] | None] | None = None
 
-    def begin(self, first: dict[str, Any] | None) -> None:
+    def begin(self, first: dict[str, Any] | StreamSignal | None) -> None:
         """Take over ``feed``: ``first`` and whatever is queued go out now, the rest as routed."""
         waiting = [first] if first is not None else []
         while not self.feed.queue.empty():
             item = self.feed.queue.get_nowait()
-            if item is not GONE:
-                waiting.append(item)
+            if type(item) is not NoItem:
+                waiting.append(item)  # type: ignore[arg-type]
         self.feed.stream = self
         for message in waiting:
             self.deliver(message)
 
-    def deliver(self, message: dict[str, Any]) -> None:
+    def deliver(self, message: dict[str, Any] | StreamSignal) -> None:
         if self.finished:
             return
-        if message is CLOSE_STREAM:
+        if message is CLOSE_RESPONSE:
             self.detach()
             return
         if message is not END_STREAM:
+            assert type(message) is dict
             data = encode_message(message)  # an answer that can't be encoded comes back as -32603
             if not data:
                 return  # a notification that can't be encoded: dropped (and logged), the stream goes on

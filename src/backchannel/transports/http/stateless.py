@@ -1,4 +1,4 @@
-"""A stateless-era POST: one request, its own protocol session, one response.
+"""A stateless-era POST (2026-07-28): one request, its own protocol session, one response.
 
 Nothing is shared between requests but the server itself, so any worker can
 serve any request. The answer is plain JSON when it is ready first, otherwise an
@@ -8,7 +8,7 @@ closes the response has cancelled the request (2026-07-28 cancellation.mdx).
 
 from __future__ import annotations
 
-__all__ = ["serve_modern"]
+__all__ = ["serve_stateless"]
 
 from typing import TYPE_CHECKING, Any
 
@@ -16,20 +16,17 @@ from ...framing import http as H
 from ...framing.sse import encode_json_event
 from ...protocol.events import Outgoing, RequestId
 from ..base import PushedTransport, TransportClosed, wire_messages
-from .asgi import GONE, Receive, Send, next_or_gone, send_bytes, send_start, watching
-from .streams import SSE_HEADERS, MessageFeed, encode_message, is_answer_to
+from .asgi import NoItem, Receive, Send, next_item, send_bytes, send_start, watching
+from .streams import JSON_HEADERS, SSE_HEADERS, MessageFeed, encode_message, is_answer_to
 
 if TYPE_CHECKING:
     from ...server.server import Server
-
-JSON_HEADERS = {"content-type": "application/json"}
 
 
 class _OneRequest(PushedTransport):
     """Carries what the runtime sends about the one request to its response, until that is done."""
 
-    #: Who sent the request (the authenticator's principal); ``ctx.principal`` reads it.
-    principal: str | None = None
+    authenticates_callers = True
 
     def __init__(self, request_id: RequestId) -> None:
         super().__init__()
@@ -42,7 +39,7 @@ class _OneRequest(PushedTransport):
             self.feed.put(message)
 
 
-async def serve_modern(
+async def serve_stateless(
     server: Server,
     message: dict[str, Any],
     receive: Receive,
@@ -55,14 +52,15 @@ async def serve_modern(
     transport = _OneRequest(request_id)
     transport.principal = principal
     connection = server.connect(transport, finish_grace=0.0)
-    connection.take([message])
+    connection.feed([message])
     try:
         async with watching(receive, transport.feed.queue) as gone:
-            first = await next_or_gone(transport.feed.queue, gone, sse_after)
+            first = await next_item(transport.feed.queue, gone, sse_after)
             if gone.is_set():
                 connection.abort(request_id, "the client closed the response")
                 return
-            if first is not GONE and is_answer_to(first, request_id):
+            if type(first) is not NoItem and is_answer_to(first, request_id):
+                assert type(first) is dict
                 error = first.get("error")
                 status = H.status_for_error(error["code"]) if isinstance(error, dict) else 200
                 await send_bytes(send, status, encode_message(first), JSON_HEADERS)
@@ -70,13 +68,13 @@ async def serve_modern(
             await send_start(send, 200, SSE_HEADERS)
             message_out = first
             while True:
-                if message_out is not GONE:
+                if type(message_out) is dict:
                     event = encode_json_event(encode_message(message_out))
                     last = is_answer_to(message_out, request_id)  # the answer ends the stream in the same write
                     await send({"type": "http.response.body", "body": event, "more_body": not last})
                     if last:
                         return
-                following = await next_or_gone(transport.feed.queue, gone)
+                following = await next_item(transport.feed.queue, gone)
                 message_out = following
                 if gone.is_set():
                     connection.abort(request_id, "the client closed the response")

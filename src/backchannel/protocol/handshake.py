@@ -1,0 +1,66 @@
+"""The handshake era's ``initialize`` exchange, read as data.
+
+Pure functions the session calls on both sides: the server reads the client's
+``initialize`` params, the client reads the server's result. They check the peer's
+values and say what was agreed; the session makes the state moves (``states.py``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["Agreed", "read_initialize_params", "read_initialize_result"]
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..types.errors import InvalidParams, UnsupportedProtocolVersion
+from ..types.versions import negotiate_legacy, newer_first
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Agreed:
+    """What one side learned of the other in ``initialize``."""
+
+    version: str
+    peer_info: dict[str, Any]
+    peer_capabilities: dict[str, Any]
+    instructions: str | None = None
+
+
+def read_initialize_params(params: dict[str, Any], supported: tuple[str, ...]) -> Agreed:
+    """Server: the client's ``initialize`` params, and the version to answer with (the
+    client's when we speak it, else our newest: the counter-offer).
+
+    Raises ``InvalidParams`` (-32602) for a version or capabilities of the wrong type.
+    """
+    version = params.get("protocolVersion")
+    if type(version) is not str:
+        raise InvalidParams("initialize: protocolVersion must be a string")
+    capabilities = params.get("capabilities", {})
+    if type(capabilities) is not dict:
+        raise InvalidParams("initialize: capabilities must be an object")
+    client_info = params.get("clientInfo", {})
+    return Agreed(
+        version=negotiate_legacy(version, supported),
+        peer_info=client_info if type(client_info) is dict else {},
+        peer_capabilities=capabilities,
+    )
+
+
+def read_initialize_result(result: dict[str, Any], supported: tuple[str, ...]) -> Agreed | UnsupportedProtocolVersion:
+    """Client: the server's ``initialize`` result, or the error that fails the handshake when
+    the server offered a version we do not speak. Send ``notifications/initialized`` after it."""
+    version = result.get("protocolVersion")
+    if version not in supported:
+        error = UnsupportedProtocolVersion(version, newer_first(supported))
+        error.message = f"the server offered protocol version {version!r}, which this client does not speak"
+        return error
+    assert isinstance(version, str)
+    capabilities = result.get("capabilities")
+    info = result.get("serverInfo")
+    instructions = result.get("instructions")
+    return Agreed(
+        version=version,
+        peer_info=info if type(info) is dict else {},
+        peer_capabilities=capabilities if type(capabilities) is dict else {},
+        instructions=instructions if isinstance(instructions, str) else None,
+    )

@@ -1,0 +1,118 @@
+"""Writing a response from a stream: the SSE writer of a request POST, its finish from the
+POST's own task, and the GET stream. The app (``app.py``) decides which response a request
+gets; these loops copy events to it until the stream ends or the client leaves.
+"""
+
+from __future__ import annotations
+
+__all__ = ["StreamingResponse", "finish_from_post_task", "forward_stream", "pump_get_stream"]
+
+import contextlib
+
+from ...framing.sse import encode_json_event
+from .asgi import DISMISSED, Mailbox, NoItem, Receive, Send, next_item, watching
+from .streams import CLOSE_RESPONSE, MessageFeed, encode_message
+
+
+class StreamingResponse:
+    """A response its writer task copies from a stream's sink; ``idle`` while the writer
+    waits for the next event with nothing unsent (then another task may finish it)."""
+
+    __slots__ = ("idle", "sink")
+
+    def __init__(self) -> None:
+        self.sink: Mailbox[tuple[int, bytes] | None] | None = None
+        self.idle = False
+
+
+def _collect_waiting(sink: Mailbox[tuple[int, bytes] | None], after: int, buffer: bytearray) -> bool | None:
+    """Move the waiting events past ``after`` into ``buffer``: True if the stream ended,
+    None if the reader must stop (the client left, or it was dismissed), False if more may come."""
+    while not sink.empty():
+        item: object = sink.get_nowait()  # the watcher may have put CLIENT_LEFT in it
+        if type(item) is NoItem:
+            return None
+        if item is None:
+            return True
+        assert isinstance(item, tuple)
+        if item[0] > after:
+            buffer += item[1]
+    return False
+
+
+async def forward_stream(
+    send: Send,
+    receive: Receive,
+    opening: bytes,
+    sink: Mailbox[tuple[int, bytes] | None],
+    after: int,
+    streaming: StreamingResponse | None = None,
+) -> None:
+    """Copy events from ``sink`` to the response until the stream ends or the client leaves.
+
+    Events already waiting go out in one write (the priming event with the first event,
+    the answer with the end of the stream): on a busy server that halves the writes.
+    """
+    # The request goes on when its stream's client leaves (it resumes with GET), so noticing
+    # the departure only frees this response early: a second's delay is fine.
+    async with watching(receive, sink, after=1.0) as gone:
+        buffer = bytearray(opening)
+        try:
+            while True:
+                ended = _collect_waiting(sink, after, buffer)
+                if ended is None:
+                    return
+                if ended or buffer:
+                    await send({"type": "http.response.body", "body": bytes(buffer), "more_body": not ended})
+                    if ended:
+                        return
+                    buffer.clear()
+                if streaming is not None:
+                    streaming.idle = True
+                try:
+                    waited = await next_item(sink, gone)
+                finally:
+                    if streaming is not None:
+                        streaming.idle = False
+                if type(waited) is NoItem:
+                    return
+                if waited is None:
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    return
+                assert type(waited) is tuple
+                number, event = waited
+                if number > after:
+                    buffer += event
+        except OSError:
+            return
+
+
+async def finish_from_post_task(streaming: StreamingResponse, send: Send) -> bool:
+    """End a POST's stream from the POST's own task when its handler has answered: if the
+    writer is idle and the stream's end is already in the sink, the rest goes out now,
+    sparing the turn that waking the writer would take. False if the writer must finish."""
+    sink = streaming.sink
+    if not streaming.idle or sink is None or not sink.ends_with(None):
+        return False
+    buffer = bytearray()
+    ended = _collect_waiting(sink, 0, buffer)
+    sink.put(DISMISSED)  # idle, the writer holds nothing unsent: it wakes to this and stops quietly
+    if ended:
+        with contextlib.suppress(OSError):
+            await send({"type": "http.response.body", "body": bytes(buffer), "more_body": False})
+    return True
+
+
+async def pump_get_stream(send: Send, receive: Receive, feed: MessageFeed) -> None:
+    """The GET stream: messages that belong to no request, until the client leaves."""
+    async with watching(receive, feed.queue) as gone:
+        while True:
+            message = await next_item(feed.queue, gone)
+            if type(message) is NoItem:
+                return
+            if message is CLOSE_RESPONSE:  # the session ended
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            assert type(message) is dict
+            event = encode_json_event(encode_message(message))
+            await send({"type": "http.response.body", "body": event, "more_body": True})
