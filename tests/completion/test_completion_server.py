@@ -438,4 +438,4 @@ def test_registration_errors() -> None:
         server.add_prompt(lambda a: a, name="p4", completers={"a": ["ok", 3]})
     with pytest.raises(TypeError, match="not a completer"):
         server.add_prompt(lambda a: a, name="p5", completers={"a": 42})  # type: ignore[dict-item]
-    assert not server._prompts and not server._templates and "completions" not in server.capabilities()
+    assert not server.registry.prompts and not server.registry.templates and "completions" not in server.capabilities()

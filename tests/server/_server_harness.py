@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
 from backchannel import Client, Server
 from backchannel.protocol.events import Outgoing
+from backchannel.testing import run as kit_run
 from backchannel.transports.base import Transport
 from backchannel.transports.memory import MemoryTransport, memory_pair
 from backchannel.types import meta as M
@@ -20,14 +21,7 @@ ERAS = ("legacy", "modern")
 MODERN = "2026-07-28"
 
 
-def run(make: Callable[[], Awaitable[T]], timeout: float = 10.0) -> T:
-    """Run one async test body with a hard time bound."""
-
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await make()
-
-    return asyncio.run(bounded())
+run = kit_run
 
 
 class Recorder(Transport):

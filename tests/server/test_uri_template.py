@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from backchannel.server.uri_template import UriTemplate
+from backchannel.types.uri_template import UriTemplate
 
 # RFC 6570 section 3.2.1
 RFC_VALUES: dict[str, Any] = {

@@ -21,9 +21,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from backchannel.server.typeddict_compat import modernize
-
 from .errors import FormContentError, FormSchemaError
+from .typeddict_compat import modernize
 
 _REQUIREDNESS = (typing.Required, typing.NotRequired, typing_extensions.Required, typing_extensions.NotRequired)
 

@@ -7,7 +7,7 @@ this request, so the same handler code serves both eras.
 
 from __future__ import annotations
 
-__all__ = ["CURRENT_CONTEXT", "LOG_LEVELS", "Context"]
+__all__ = ["CURRENT_CONTEXT", "Context"]
 
 import asyncio
 import hashlib
@@ -19,44 +19,28 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..protocol.capabilities import has, require
 from ..protocol.events import RequestReceived
 from ..types.errors import MissingCapability
-from ..types.sampling import CreateMessageResult, ModelPreferences, ToolChoice
-from ..types.tools import Tool
+from ..types.logging import LOG_LEVEL_RANK, LOGGING_LEVELS
 from ..types.versions import Era
-from .elicitation import Elicited, elicit
+from . import elicitation, roots, sampling
 from .mrtr import InputRequired, Round, run_once
 from .progress import ProgressStages
 from .roots import Roots, known_roots
-from .roots import list_roots as _list_roots
-from .sampling import MessageLike
-from .sampling import sample as _sample
+from .url_elicitation import ask
 
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
     from .server import Server
-    from .url_elicitation import UrlFlowHandler
 
 #: The context of the request the running handler serves; set by the server in each request's task.
 CURRENT_CONTEXT: ContextVar[Context] = ContextVar("backchannel_context")
 
 T = TypeVar("T")
 
-LOG_LEVELS: tuple[str, ...] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
-_RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
-
 
 class Context:
     """The request being served: progress, logging and facts about the client."""
 
-    __slots__ = ("_roots", "connection", "request", "round", "server")
+    __slots__ = ("connection", "found_roots", "request", "round", "server")
 
     def __init__(self, server: Server, connection: Connection, request: RequestReceived) -> None:
         self.server = server
@@ -64,7 +48,8 @@ class Context:
         self.request = request
         #: Stateless era, on tools/call, prompts/get and resources/read: this run's answers.
         self.round: Round | None = None
-        self._roots: Roots | None = None  # what list_roots() found for this request
+        #: What ``list_roots()`` found for this request (None until it is awaited).
+        self.found_roots: Roots | None = None
 
     @classmethod
     def current(cls) -> Context | None:
@@ -98,7 +83,7 @@ class Context:
     @property
     def principal(self) -> str | None:
         """Who is calling, as the HTTP authenticator named them; None without one (stdio, memory)."""
-        return getattr(self.connection.transport, "principal", None)
+        return self.connection.transport.principal
 
     def caller_scope(self, *, anonymous: str | None) -> str | None:
         """The name under which per-caller state (``once`` results, declined forms) is kept
@@ -108,24 +93,14 @@ class Context:
         principal = self.principal
         if principal is not None:  # hashed: keys of one fixed shape, whatever names the authenticator uses
             return "principal:" + hashlib.sha256(str(principal).encode()).hexdigest()[:32]
-        if hasattr(self.connection.transport, "principal"):
+        if self.connection.transport.authenticates_callers:
             return anonymous
         return self.server.connection_scope(self.connection)
 
-    async def elicit_url(
-        self,
-        message: str,
-        url: str | None = None,
-        *,
-        flow: UrlFlowHandler | None = None,
-        timeout: float | None = None,
-        via: str = "request",
-    ) -> Elicited[None]:
-        """Send the person to a web page (URL mode) and return once that flow is over:
-        ``accept`` means it completed. See ``backchannel.server.url_elicitation``."""
-        from .url_elicitation import elicit_url
-
-        return await elicit_url(self, message, url, flow=flow, timeout=timeout, via=via)
+    # ctx.elicit_url, ctx.elicit, ctx.list_roots and ctx.sample are the functions that do the work,
+    # taken as methods (their first parameter is the context): one signature and one docstring
+    # each, which type checkers, help() and IDEs all read.
+    elicit_url = ask.elicit_url
 
     async def request_input(
         self,
@@ -163,45 +138,7 @@ class Context:
             raise InputRequired(key, request)
         return answer
 
-    async def elicit(
-        self,
-        message: str,
-        schema: Any,
-        *,
-        timeout: float | None = None,
-        fallback: Callable[[], Awaitable[Elicited[Any]] | Elicited[Any]] | None = None,
-        remember_decline: bool = True,
-        key: str | None = None,
-        decline_key: str | None = None,
-    ) -> Elicited[Any]:
-        """Ask the person to fill in a form described by ``schema`` (a dataclass,
-        TypedDict, pydantic model or a flat JSON-Schema dict).
-
-        Returns ``Elicited(action, data)``: ``data`` is an instance of ``schema``
-        when accepted. Raises ``MissingCapability`` when the client cannot show
-        forms, unless ``fallback`` is given, which then runs instead. ``timeout``
-        (default: the server's ``elicitation_timeout``, 10 minutes) cancels the
-        question on the wire and reads as ``cancel``. ``key`` names the question in a
-        stateless-era ``inputRequests`` (default: numbered in the order asked).
-
-        After a decline, the same form is not shown again: this tool (or prompt, or
-        resource) asking with this schema reads as ``decline`` without asking, whatever
-        the message says, for the server's ``decline_ttl`` (1 hour by default). The
-        memory is kept per handshake-era session; in the stateless era per stdio
-        connection and per authenticated HTTP principal (an anonymous HTTP caller is
-        always asked). ``decline_key`` makes it finer (declines are remembered per
-        distinct value); ``remember_decline=False`` neither reads nor writes it.
-        """
-        return await elicit(
-            self,
-            message,
-            schema,
-            timeout=timeout,
-            fallback=fallback,
-            remember_decline=remember_decline,
-            key=key,
-            decline_key=decline_key,
-        )
+    elicit = elicitation.elicit
 
     async def once(self, name: str, work: Callable[[], Awaitable[T] | T]) -> T:
         """Run ``work`` exactly once for this request, however often the handler re-runs.
@@ -265,76 +202,21 @@ class Context:
             raise InputRequired.together(unanswered)
         return answers
 
-    async def list_roots(self, *, refresh: bool = False, key: str | None = None) -> Roots:
-        """The client's roots as ``Roots``: items with ``uri``, ``name`` and local ``path``,
-        and ``contains(path)`` to keep a tool's work inside them.
-
-        Handshake era: a ``roots/list`` request, cached for the session when the client
-        declared ``roots.listChanged`` and dropped when it sends
-        ``notifications/roots/list_changed`` (``refresh`` asks anyway). Stateless era:
-        an MRTR input request each time (once per request). A client without the
-        ``roots`` capability gets the server's ``default_roots`` (the working directory
-        by default) with ``from_client`` False. Roots are guidance, not access control.
-        ``key`` names the question in ``inputRequests`` (see ``request_input``).
-        """
-        if self._roots is None or refresh:
-            self._roots = await _list_roots(self, refresh=refresh, key=key)
-        return self._roots
+    list_roots = roots.list_roots
 
     @property
     def roots(self) -> Roots:
         """The roots known without asking: those ``list_roots()`` found for this request,
         the session's cache, or the server's default when the client has no ``roots``
         capability. Raises ``LookupError`` otherwise: ``await ctx.list_roots()`` first."""
-        if self._roots is not None:
-            return self._roots
+        if self.found_roots is not None:
+            return self.found_roots
         known = known_roots(self)
         if known is None:
             raise LookupError("the client's roots are not known yet; await ctx.list_roots() first")
         return known
 
-    async def sample(
-        self,
-        messages: MessageLike | Sequence[MessageLike],
-        *,
-        max_tokens: int,
-        system_prompt: str | None = None,
-        model_preferences: ModelPreferences | dict[str, Any] | None = None,
-        tools: Sequence[Tool | dict[str, Any]] | None = None,
-        tool_choice: ToolChoice | dict[str, Any] | str | None = None,
-        temperature: float | None = None,
-        stop_sequences: Sequence[str] | None = None,
-        include_context: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        timeout: float | None = None,
-        key: str | None = None,
-    ) -> CreateMessageResult:
-        """Ask the client's model for a message (``sampling/createMessage``), in either era.
-
-        ``messages`` are strings (user text), ``{"role", "content"}`` dicts or
-        ``SamplingMessage`` structs. Raises ``MissingCapability`` (-32021) unless the
-        client declared ``sampling`` (and ``sampling.tools`` when ``tools`` are given,
-        ``sampling.context`` for ``include_context`` other than ``"none"``);
-        ``ValueError`` for messages the spec forbids; ``InvalidParams`` when the
-        client's answer is malformed. ``timeout`` (handshake era; default the server's
-        ``elicitation_timeout``) raises ``RequestTimeout``. ``key`` names the question in
-        ``inputRequests`` (see ``request_input``).
-        """
-        return await _sample(
-            self,
-            messages,
-            max_tokens=max_tokens,
-            system_prompt=system_prompt,
-            model_preferences=model_preferences,
-            tools=tools,
-            tool_choice=tool_choice,
-            temperature=temperature,
-            stop_sequences=stop_sequences,
-            include_context=include_context,
-            metadata=metadata,
-            timeout=timeout,
-            key=key,
-        )
+    sample = sampling.sample
 
     @property
     def cancelled(self) -> bool:
@@ -389,8 +271,7 @@ class Context:
         proxies and load balancers from long-held connections. Returns False where
         there is no such stream (stdio, the stateless era).
         """
-        close_stream = getattr(self.connection.transport, "close_stream", None)
-        return bool(close_stream(self.request.id)) if close_stream is not None else False
+        return self.connection.transport.close_stream(self.request.id)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send a log message to the client, if the client wants this level.
@@ -404,10 +285,10 @@ class Context:
 
     def log_nowait(self, level: str, data: Any, logger: str | None = None) -> bool:
         """``log`` for code that cannot await; True when the message was sent."""
-        if level not in _RANK:
-            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
+        if level not in LOG_LEVEL_RANK:
+            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOGGING_LEVELS)}")
         threshold = self.request.log_level if self.era == "modern" else self.server.log_level_for(self.connection)
-        if threshold is None or _RANK[level] < _RANK[threshold]:
+        if threshold is None or LOG_LEVEL_RANK[level] < LOG_LEVEL_RANK[threshold]:
             return False
         return self.server.send_log(self.connection, self.request, level, data, logger)
 

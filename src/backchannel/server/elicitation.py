@@ -129,6 +129,24 @@ async def elicit(
     key: str | None = None,
     decline_key: str | None = None,
 ) -> Elicited[Any]:
+    """Ask the person to fill in a form described by ``schema`` (a dataclass,
+    TypedDict, pydantic model or a flat JSON-Schema dict).
+
+    Returns ``Elicited(action, data)``: ``data`` is an instance of ``schema``
+    when accepted. Raises ``MissingCapability`` when the client cannot show
+    forms, unless ``fallback`` is given, which then runs instead. ``timeout``
+    (default: the server's ``elicitation_timeout``, 10 minutes) cancels the
+    question on the wire and reads as ``cancel``. ``key`` names the question in a
+    stateless-era ``inputRequests`` (default: numbered in the order asked).
+
+    After a decline, the same form is not shown again: this tool (or prompt, or
+    resource) asking with this schema reads as ``decline`` without asking, whatever
+    the message says, for the server's ``decline_ttl`` (1 hour by default). The
+    memory is kept per handshake-era session; in the stateless era per stdio
+    connection and per authenticated HTTP principal (an anonymous HTTP caller is
+    always asked). ``decline_key`` makes it finer (declines are remembered per
+    distinct value); ``remember_decline=False`` neither reads nor writes it.
+    """
     from ..forms import FormContentError
 
     spec = form_spec(schema)

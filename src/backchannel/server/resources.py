@@ -13,9 +13,9 @@ from typing import Any
 import msgspec
 
 from ..types.content import BlobResourceContents, TextResourceContents
+from ..types.uri_template import UriTemplate
 from .completion import ArgumentCompleter
 from .signature import ParameterSet, derive_parameters
-from .uri_template import UriTemplate
 
 
 @dataclass(slots=True)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, overload
 import msgspec
 
 from ..protocol.capabilities import has
-from ..protocol.roots import local_path, normalise_path
+from ..runtime.local_paths import local_path, normalise_path
 from ..types.errors import InvalidParams
 from ..types.roots import ListRootsResult
 
@@ -155,7 +155,24 @@ def parse_answer(answer: Any) -> Roots:
 
 
 async def list_roots(ctx: Context, *, refresh: bool = False, key: str | None = None) -> Roots:
-    """See ``Context.list_roots``."""
+    """The client's roots as ``Roots``: items with ``uri``, ``name`` and local ``path``,
+    and ``contains(path)`` to keep a tool's work inside them.
+
+    Handshake era: a ``roots/list`` request, cached for the session when the client
+    declared ``roots.listChanged`` and dropped when it sends
+    ``notifications/roots/list_changed`` (``refresh`` asks anyway). Stateless era:
+    an MRTR input request each time (once per request). A client without the
+    ``roots`` capability gets the server's ``default_roots`` (the working directory
+    by default) with ``from_client`` False. Roots are guidance, not access control.
+    ``key`` names the question in ``inputRequests`` (see ``request_input``).
+    """
+    if ctx.found_roots is None or refresh:
+        ctx.found_roots = await _ask_roots(ctx, refresh=refresh, key=key)
+    return ctx.found_roots
+
+
+async def _ask_roots(ctx: Context, *, refresh: bool, key: str | None) -> Roots:
+    """The roots from the default, the session's cache, or the client (``roots/list``)."""
     if not has(ctx.client_capabilities, "roots"):
         return default_roots(ctx.server.default_roots)
     cache = ctx.server.roots_cache(ctx.connection) if ctx.era == "legacy" else None

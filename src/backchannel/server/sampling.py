@@ -69,7 +69,17 @@ async def sample(
     timeout: float | None = None,
     key: str | None = None,
 ) -> CreateMessageResult:
-    """See ``Context.sample``."""
+    """Ask the client's model for a message (``sampling/createMessage``), in either era.
+
+    ``messages`` are strings (user text), ``{"role", "content"}`` dicts or
+    ``SamplingMessage`` structs. Raises ``MissingCapability`` (-32021) unless the
+    client declared ``sampling`` (and ``sampling.tools`` when ``tools`` are given,
+    ``sampling.context`` for ``include_context`` other than ``"none"``);
+    ``ValueError`` for messages the spec forbids; ``InvalidParams`` when the
+    client's answer is malformed. ``timeout`` (handshake era; default the server's
+    ``elicitation_timeout``) raises ``RequestTimeout``. ``key`` names the question in
+    ``inputRequests`` (see ``request_input``).
+    """
     require(ctx.client_capabilities, "sampling")
     if tools:
         require(ctx.client_capabilities, "sampling.tools")

@@ -40,6 +40,7 @@ __all__ = [
     "derive_arguments_for_prompt",
     "derive_output",
     "derive_parameters",
+    "type_hints",
 ]
 
 import collections.abc
@@ -47,7 +48,6 @@ import contextlib
 import functools
 import inspect
 import json
-import re
 import types
 import typing
 import warnings
@@ -63,7 +63,9 @@ from pydantic_core import PydanticSerializationError
 
 from backchannel.types.errors import InvalidParams
 
-from .typeddict_compat import modernize
+from ..forms.typeddict_compat import modernize
+from .argument_problems import MAX_PROBLEMS, Problem, path_text, problems_of
+from .docstrings import docstring_args
 
 _NO_SCHEMA_RETURNS: tuple[Any, ...] = (None, type(None), Any, str, bytes, typing.NoReturn, typing.Never)
 
@@ -128,7 +130,7 @@ class ParameterSet:
         except ValidationError as exc:
             retried = self._json_retry(arguments, exc) if self._json_strings else None
             if retried is None:
-                raise self._refusal(_problems(exc) + self._unknown(arguments)[1]) from None
+                raise self._refusal(problems_of(exc) + self._unknown(arguments)[1]) from None
             instance = retried
         kwargs = {parameter: getattr(instance, name) for name, parameter in self._fields}
         # Every argument that names a parameter sets one field, so a count that differs means an
@@ -150,7 +152,7 @@ class ParameterSet:
             for name, schema in self.input_schema["properties"].items()
         ]
 
-    def _unknown(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[_Problem]]:
+    def _unknown(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
         """The arguments that name no parameter, for ``**kwargs``, and the problems with them."""
         if not self._strict:
             return {}, []
@@ -164,17 +166,17 @@ class ParameterSet:
             try:
                 extras = self._rest_adapter.validate_python(extras)
             except ValidationError as exc:
-                problems += _problems(exc)
+                problems += problems_of(exc)
         return extras, problems
 
     @staticmethod
-    def _unexpected(names: Iterable[str]) -> list[_Problem]:
+    def _unexpected(names: Iterable[str]) -> list[Problem]:
         return [((name,), "unexpected argument", "unexpected_argument") for name in names]
 
-    def _refusal(self, problems: list[_Problem]) -> InvalidArguments:
+    def _refusal(self, problems: list[Problem]) -> InvalidArguments:
         # Bounded: a call with thousands of bad keys gets an answer of a readable size.
-        shown = problems[:_MAX_PROBLEMS]
-        text = "; ".join(f"{_path(path)}: {message}" if path else message for path, message, _ in shown)
+        shown = problems[:MAX_PROBLEMS]
+        text = "; ".join(f"{path_text(path)}: {message}" if path else message for path, message, _ in shown)
         if len(problems) > len(shown):
             text += f"; and {len(problems) - len(shown)} more"
         details = [{"path": list(path), "message": message, "type": kind} for path, message, kind in shown]
@@ -215,7 +217,7 @@ class OutputShape:
         try:
             data = self._adapter.dump_python(self._adapter.validate_python(value), mode="json")
         except ValidationError as exc:
-            message = "; ".join(f"{_path(path)}: {text}" if path else text for path, text, _ in _problems(exc))
+            message = "; ".join(f"{path_text(path)}: {text}" if path else text for path, text, _ in problems_of(exc))
             raise OutputMismatch(
                 f"{self._label} returned a value that does not match its return annotation: {message}"
             ) from None
@@ -239,8 +241,8 @@ def derive_parameters(
     """
     label = f"{what} {(name or _name_of(fn))!r}"
     where = f"{label} ({_qualname(fn)})"
-    hints = _type_hints(fn, where)
-    documented = _docstring_args(inspect.getdoc(fn))
+    hints = type_hints(fn, where)
+    documented = docstring_args(inspect.getdoc(fn))
     definitions: dict[str, Any] = {}
     mapping: list[tuple[str, str]] = []
     context_parameter: str | None = None
@@ -374,7 +376,7 @@ def derive_output(
     """
     label = f"{what} {(name or _name_of(fn))!r}"
     where = f"{label} ({_qualname(fn)})"
-    annotation = _unwrap_awaitable(_type_hints(fn, where).get("return", None))
+    annotation = _unwrap_awaitable(type_hints(fn, where).get("return", None))
     bare = _strip_annotated(annotation)
     if any(bare is special for special in _NO_SCHEMA_RETURNS) or _mentions(bare, content_types):
         return OutputShape(None, False, None, label)
@@ -414,7 +416,7 @@ def _qualname(fn: Callable[..., Any]) -> str:
     return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
 
 
-def _type_hints(fn: Callable[..., Any], where: str) -> dict[str, Any]:
+def type_hints(fn: Callable[..., Any], where: str) -> dict[str, Any]:
     target = _unpartial(fn)
     if not (inspect.isfunction(target) or inspect.ismethod(target)) and callable(target):
         target = type(target).__call__  # a callable object: its __call__ has the hints
@@ -494,109 +496,5 @@ def _blame(definitions: dict[str, Any], mapping: list[tuple[str, str]]) -> str:
     return "the signature "
 
 
-# (location, what is wrong, pydantic's error type or ours)
-_Problem = tuple[tuple[int | str, ...], str, str]
-
-# What a model should send instead, for the errors it makes most often; said the JSON way.
-_EXPECTED = {
-    "int_type": "an integer",
-    "int_parsing": "an integer",
-    "int_from_float": "an integer",
-    "float_type": "a number",
-    "float_parsing": "a number",
-    "string_type": "a string",
-    "bool_type": "a boolean",
-    "bool_parsing": "a boolean",
-    "list_type": "an array",
-    "tuple_type": "an array",
-    "set_type": "an array",
-    "frozen_set_type": "an array",
-    "dict_type": "an object",
-    "model_type": "an object",
-    "model_attributes_type": "an object",
-    "dataclass_type": "an object",
-    "none_required": "null",
-}
-_BOUNDS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal", "multiple_of"})
-_SHOULD = "Input should be "
-_MAX_PROBLEMS = 20
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_$@-]{1,60}")
-
-
-def _problems(exc: ValidationError) -> list[_Problem]:
-    found: list[_Problem] = []
-    for error in exc.errors(include_url=False):
-        kind = error["type"]
-        if kind in ("missing", "missing_argument", "missing_keyword_only_argument"):
-            found.append((error["loc"], "required field missing", kind))
-            continue
-        if kind in ("extra_forbidden", "unexpected_keyword_argument"):
-            found.append((error["loc"], "unexpected field", kind))
-            continue
-        message = error["msg"]
-        if kind in _EXPECTED:
-            message = f"expected {_EXPECTED[kind]}"
-        elif message.startswith(_SHOULD):
-            message = f"expected {'a value ' if kind in _BOUNDS else ''}{message.removeprefix(_SHOULD)}"
-        if "input" in error:
-            message += f", got {_short_json(error['input'])}"
-        found.append((error["loc"], message, kind))
-    return found
-
-
-def _path(loc: tuple[int | str, ...]) -> str:
-    text = ""
-    for part in loc:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        elif _PLAIN_NAME.fullmatch(part):
-            text += f".{part}" if text else part
-        else:  # a name a reader could not tell apart from the punctuation around it (or an empty one)
-            text += f"[{_short_json(part)}]"
-    return text
-
-
 def _first_line(exc: Exception) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
-def _short_json(value: Any, limit: int = 60) -> str:
-    # Said as JSON: the caller sent JSON, and a model reads `null` better than `None`.
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-_SECTION = re.compile(r"^(Args|Arguments|Parameters|Keyword Args):\s*$")
-_ENTRY = re.compile(r"^\*{0,2}(?P<name>[A-Za-z_]\w*)\s*(?:\([^)]*\))?\s*:\s*(?P<text>.*)$")
-
-
-def _docstring_args(doc: str | None) -> dict[str, str]:
-    """Parameter descriptions from a Google-style ``Args:`` section."""
-    found: dict[str, str] = {}
-    section_indent: int | None = None
-    entry_indent: int | None = None
-    current: str | None = None
-    for line in (doc or "").splitlines():
-        text = line.strip()
-        indent = len(line) - len(line.lstrip())
-        if _SECTION.match(text):
-            section_indent, entry_indent, current = indent, None, None
-            continue
-        if section_indent is None or not text:
-            continue
-        if indent <= section_indent:
-            section_indent, current = None, None
-            continue
-        if entry_indent is None:
-            entry_indent = indent
-        if indent <= entry_indent:
-            entry = _ENTRY.match(text)
-            current = entry["name"] if entry else None
-            if entry:
-                found[entry["name"]] = entry["text"].strip()
-        elif current is not None:
-            found[current] = f"{found[current]} {text}".strip()
-    return {key: value for key, value in found.items() if value}

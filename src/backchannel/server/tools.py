@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["RegisteredTool", "arguments_refused"]
+__all__ = ["RegisteredTool", "arguments_refused", "tool_failed"]
 
 import inspect
 import re
@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from ..types.content import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
-from ..types.errors import InvalidParams
+from ..types.errors import InvalidParams, ToolError
 from ..types.tools import CallToolResult
 from .content import Audio, Image, to_content
 from .signature import InvalidArguments, OutputShape, ParameterSet, derive_output, derive_parameters
@@ -181,6 +181,12 @@ def _passthrough(parameters: ParameterSet, input_schema: dict[str, Any], name: s
         _closed=closed,
         _patterns=tuple(patterns),
     )
+
+
+def tool_failed(error: ToolError) -> dict[str, Any]:
+    """The answer to a call whose tool raised ``ToolError``: a tool execution error the
+    client hands to the model (``isError: true``), not a protocol error."""
+    return {"content": [{"type": "text", "text": str(error)}], "isError": True}
 
 
 def arguments_refused(error: InvalidArguments) -> dict[str, Any]:

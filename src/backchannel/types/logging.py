@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "LOGGING_LEVELS",
+    "LOG_LEVEL_RANK",
     "LoggingLevel",
     "LoggingMessageNotificationParams",
     "SetLevelRequestParams",
@@ -20,7 +21,8 @@ from .base import NotificationParams, RequestParams
 #: RFC 5424 severities.
 LoggingLevel: TypeAlias = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
-#: The levels from least to most severe; compare by index.
+#: The levels from least to most severe: the one list of them (server, client, core and terminal
+#: all import it). Compare two levels with ``LOG_LEVEL_RANK``.
 LOGGING_LEVELS: tuple[LoggingLevel, ...] = (
     "debug",
     "info",
@@ -31,6 +33,10 @@ LOGGING_LEVELS: tuple[LoggingLevel, ...] = (
     "alert",
     "emergency",
 )
+
+#: Each level's place in ``LOGGING_LEVELS`` (0 = debug): ``LOG_LEVEL_RANK[a] >= LOG_LEVEL_RANK[b]``
+#: means ``a`` is at least as severe as ``b``. Also the fastest membership test for a level.
+LOG_LEVEL_RANK: dict[str, int] = {level: rank for rank, level in enumerate(LOGGING_LEVELS)}
 
 
 class SetLevelRequestParams(RequestParams, kw_only=True):

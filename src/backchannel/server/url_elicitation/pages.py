@@ -84,9 +84,11 @@ class UrlElicitations(FlowRegistry):
 
     @classmethod
     def of(cls, server: Server) -> UrlElicitations:
-        """The server's manager, made (without pages) if it has none yet."""
+        """The server's manager, made (without pages, on the server's clock) if it has none yet."""
         if server.url_elicitations is None:
-            server.url_elicitations = cls(title=server.info.get("title") or server.name)
+            title = server.info.get("title") or server.name
+            clock = time.monotonic if server.clock is None else server.clock
+            server.url_elicitations = cls(title=title, clock=clock)
         return server.url_elicitations
 
     # ------------------------------------------------- the loopback side listener

@@ -1,0 +1,165 @@
+"""``Server``'s settings, grouped: what list results look like, how logs leave, how long state lives.
+
+The common case needs none of them (``Server("name")``). To change a setting, pass its group::
+
+    Server("notes", logs=LogOptions(level="warning", rate=10.0), state=StateOptions(ttl=120.0))
+
+or the flat keyword it has always had (``Server("notes", log_level="warning")``): every flat keyword
+(``FlatOptions``) still works and wins over the same field of a group passed beside it. Each group is
+a frozen dataclass, as h2's ``H2Configuration`` is: read it back from ``server.options``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FlatOptions", "ListOptions", "LogOptions", "ServerOptions", "StateOptions", "TimeoutOptions"]
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from ..types.logging import LOG_LEVEL_RANK
+from .redaction import Redactor
+from .state import StateStore
+
+_DEFAULT_REDACTOR = Redactor()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListOptions:
+    """How the list methods answer.
+
+    ``page_size`` bounds each page of ``tools/list``, ``prompts/list``, ``resources/list`` and
+    ``resources/templates/list`` (None: one page). ``cache_ttl_ms`` and ``cache_scope`` are the
+    caching hints stateless-era list results and ``server/discover`` carry."""
+
+    page_size: int | None = 100
+    cache_ttl_ms: int = 60_000
+    cache_scope: str = "private"
+
+    def __post_init__(self) -> None:
+        if self.page_size is not None and self.page_size < 1:
+            raise ValueError(f"page_size must be a positive number of items or None, not {self.page_size!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogOptions:
+    """How ``ctx.log`` messages leave.
+
+    ``level`` is the level of a handshake-era session until the client sets one (None: send no
+    log messages until asked). Messages pass ``redactor`` (None sends them as they are) and a
+    per-connection rate limit of ``rate`` a second with bursts of ``burst``; what the limit
+    drops is counted and reported to the client."""
+
+    level: str | None = "info"
+    redactor: Redactor | None = _DEFAULT_REDACTOR
+    rate: float = 50.0
+    burst: int = 200
+
+    def __post_init__(self) -> None:
+        if self.level is not None and self.level not in LOG_LEVEL_RANK:
+            raise ValueError(f"unknown log level {self.level!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StateOptions:
+    """What the server keeps between requests, and for how long.
+
+    ``key`` seals the ``requestState`` of stateless-era multi-round requests (random per process
+    by default: give every worker the same key), valid for ``ttl`` seconds. ``store`` keeps
+    ``ctx.once`` results and declined forms (default: a ``MemoryStore`` in this process; several
+    workers need a shared one). ``once_limit`` bounds the ``ctx.once`` results one caller may have
+    kept at a time; ``decline_ttl`` is how long a declined form is not shown again."""
+
+    key: bytes | None = None
+    ttl: float = 600.0
+    store: StateStore | None = None
+    once_limit: int = 10_000
+    decline_ttl: float = 3600.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimeoutOptions:
+    """How long the server waits.
+
+    ``elicitation`` is the default wait for an answer to ``ctx.elicit`` and ``ctx.sample`` (handshake
+    era); ``finish_grace`` how long handlers still running may take to answer once the client's input
+    ends."""
+
+    elicitation: float = 600.0
+    finish_grace: float = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    """Every group, as the server resolved them (``server.options``)."""
+
+    lists: ListOptions
+    logs: LogOptions
+    state: StateOptions
+    timeouts: TimeoutOptions
+
+
+class FlatOptions(TypedDict, total=False):
+    """The flat keywords ``Server`` has always taken; each sets one field of a group."""
+
+    page_size: int | None
+    cache_ttl_ms: int
+    cache_scope: str
+    log_level: str | None
+    log_redactor: Redactor | None
+    log_rate: float
+    log_burst: int
+    state_key: bytes | None
+    state_ttl: float
+    once_limit: int
+    decline_ttl: float
+    elicitation_timeout: float
+    finish_grace: float
+
+
+#: Flat keyword -> (group, field).
+_FLAT: dict[str, tuple[str, str]] = {
+    "page_size": ("lists", "page_size"),
+    "cache_ttl_ms": ("lists", "cache_ttl_ms"),
+    "cache_scope": ("lists", "cache_scope"),
+    "log_level": ("logs", "level"),
+    "log_redactor": ("logs", "redactor"),
+    "log_rate": ("logs", "rate"),
+    "log_burst": ("logs", "burst"),
+    "state_key": ("state", "key"),
+    "state_ttl": ("state", "ttl"),
+    "once_limit": ("state", "once_limit"),
+    "decline_ttl": ("state", "decline_ttl"),
+    "elicitation_timeout": ("timeouts", "elicitation"),
+    "finish_grace": ("timeouts", "finish_grace"),
+}
+
+
+def resolve_options(
+    *,
+    lists: ListOptions | None,
+    logs: LogOptions | None,
+    state: StateOptions | StateStore | None,
+    timeouts: TimeoutOptions | None,
+    flat: FlatOptions,
+) -> ServerOptions:
+    """The groups with the flat keywords applied; ``TypeError`` for a keyword ``Server`` does not take.
+
+    ``state`` may be a bare ``StateStore``: ``Server(state=store)`` predates the groups."""
+    if isinstance(state, StateStore):
+        state = StateOptions(store=state)
+    groups: dict[str, Any] = {
+        "lists": ListOptions() if lists is None else lists,
+        "logs": LogOptions() if logs is None else logs,
+        "state": StateOptions() if state is None else state,
+        "timeouts": TimeoutOptions() if timeouts is None else timeouts,
+    }
+    changes: dict[str, dict[str, Any]] = {}
+    for keyword, value in flat.items():
+        target = _FLAT.get(keyword)
+        if target is None:
+            raise TypeError(f"Server() got an unexpected keyword argument {keyword!r}")
+        changes.setdefault(target[0], {})[target[1]] = value
+    for group, fields in changes.items():
+        groups[group] = dataclasses.replace(groups[group], **fields)
+    return ServerOptions(**groups)

@@ -1,0 +1,245 @@
+"""The method routes: one function per MCP method a client may call, and ``ROUTES``, the table of them.
+
+Each route takes the server, the request and its connection, and returns the result's
+JSON (or raises an ``MCPError``, which the runtime answers with). ``Server.handle_request``
+picks the route after checking that the request's version has the method, and sets the
+request's ``Context`` first: a route reads it from ``CURRENT_CONTEXT``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ROUTES", "Route", "call"]
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.events import RequestReceived
+from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound
+from ..types.logging import LOG_LEVEL_RANK, LOGGING_LEVELS
+from ..types.versions import newer_first
+from .completion_request import handle_complete
+from .context import CURRENT_CONTEXT, Context
+from .mrtr import InputRequired, Round
+from .pagination import paginate
+from .resources import to_contents
+from .signature import InvalidArguments
+from .tools import arguments_refused
+
+if TYPE_CHECKING:
+    from ..runtime.connection import Connection
+    from .server import Server
+
+Route = Callable[["Server", RequestReceived, "Connection"], Awaitable[dict[str, Any]]]
+
+
+async def initialize(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "protocolVersion": request.version,
+        "capabilities": server.capabilities(),
+        "serverInfo": server.info,
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+async def ping(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    return {}
+
+
+async def discover(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "supportedVersions": newer_first(server.versions),
+        "capabilities": server.capabilities(),
+        **_cache_hints(server, request),
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+def _cache_hints(server: Server, request: RequestReceived) -> dict[str, Any]:
+    if request.era != "modern":
+        return {}
+    return {"ttlMs": server.cache_ttl_ms, "cacheScope": server.cache_scope}
+
+
+def _page(server: Server, kind: str, key: str, items: list[Any], request: RequestReceived) -> dict[str, Any]:
+    page, next_cursor = paginate(kind, items, request.params.get("cursor"), server.page_size)
+    result: dict[str, Any] = {key: [item.definition for item in page], **_cache_hints(server, request)}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result
+
+
+async def list_tools(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    return _page(server, "tools", "tools", list(server.registry.tools.values()), request)
+
+
+async def list_prompts(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    return _page(server, "prompts", "prompts", list(server.registry.prompts.values()), request)
+
+
+async def list_resources(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    return _page(server, "resources", "resources", list(server.registry.resources.values()), request)
+
+
+async def list_templates(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    return _page(server, "templates", "resourceTemplates", server.registry.templates, request)
+
+
+async def call_tool(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    params = request.params
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise InvalidParams("tools/call: params.name must be a string")
+    tool = server.registry.tools.get(name)
+    if tool is None:
+        raise InvalidParams(f"Unknown tool: {name}", data={"name": name})
+    try:
+        kwargs = tool.parameters.validate(params.get("arguments"))
+    except InvalidArguments as invalid:
+        return arguments_refused(invalid)
+    context = _context_for(server, request)
+    if tool.parameters.context_parameter is not None:
+        kwargs[tool.parameters.context_parameter] = context
+    try:
+        value = await call(tool.fn, kwargs)
+    except InputRequired as needed:
+        return _input_required(server, context, needed)
+    return tool.to_result(value)
+
+
+async def complete(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    """``completion/complete`` (``server/completion_request.py``); -32601 when nothing completes."""
+    registry = server.registry
+    if not registry.completing():
+        raise MethodNotFound("Method not found: completion/complete (this server offers no completions)")
+    return await handle_complete(request.params, registry.prompts, registry.templates, registry.resources)
+
+
+async def get_prompt(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    params = request.params
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise InvalidParams("prompts/get: params.name must be a string")
+    prompt = server.registry.prompts.get(name)
+    if prompt is None:
+        raise InvalidParams(f"Unknown prompt: {name}", data={"name": name})
+    kwargs = prompt.parameters.validate(params.get("arguments"))
+    context = _context_for(server, request)
+    if prompt.parameters.context_parameter is not None:
+        kwargs[prompt.parameters.context_parameter] = context
+    try:
+        return prompt.to_result(await call(prompt.fn, kwargs))
+    except InputRequired as needed:
+        return _input_required(server, context, needed)
+
+
+async def read_resource(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    uri = request.params.get("uri")
+    if not isinstance(uri, str):
+        raise InvalidParams("resources/read: params.uri must be a string")
+    try:
+        return await _read(server, uri, request)
+    except InputRequired as needed:
+        return _input_required(server, CURRENT_CONTEXT.get(), needed)
+
+
+async def _read(server: Server, uri: str, request: RequestReceived) -> dict[str, Any]:
+    registry = server.registry
+    resource = registry.resources.get(uri)
+    context = _context_for(server, request)
+    if resource is not None:
+        kwargs: dict[str, Any] = {}
+        if resource.context_parameter is not None:
+            kwargs[resource.context_parameter] = context
+        value = await call(resource.fn, kwargs)
+        mime_type = resource.mime_type
+    else:
+        for template in registry.templates:
+            variables = template.template.match(uri)
+            if variables is not None:
+                assert template.parameters is not None
+                kwargs = template.parameters.validate(variables)
+                if template.parameters.context_parameter is not None:
+                    kwargs[template.parameters.context_parameter] = context
+                value = await call(template.fn, kwargs)
+                mime_type = template.mime_type
+                break
+        else:
+            raise ResourceNotFound(uri)
+    result: dict[str, Any] = {"contents": to_contents(uri, value, mime_type)}
+    if request.era == "modern":
+        result.update(ttlMs=0, cacheScope=server.cache_scope)
+    return result
+
+
+def _context_for(server: Server, request: RequestReceived) -> Context:
+    """This request's context; in the stateless era with the round's answers loaded."""
+    context = CURRENT_CONTEXT.get()
+    if request.era == "modern" and context.round is None:
+        context.round = Round.start(server.state_sealer, request.method, request.params, context.principal)
+    return context
+
+
+def _input_required(server: Server, context: Context, needed: InputRequired) -> dict[str, Any]:
+    assert context.round is not None, "InputRequired is raised only in the stateless era"
+    return context.round.input_required(server.state_sealer, needed)
+
+
+async def subscribe(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    uri = request.params.get("uri")
+    if not isinstance(uri, str):
+        raise InvalidParams("resources/subscribe: params.uri must be a string")
+    server.connection_state(connection).subscriptions.add(uri)
+    return {}
+
+
+async def unsubscribe(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    uri = request.params.get("uri")
+    if not isinstance(uri, str):
+        raise InvalidParams("resources/unsubscribe: params.uri must be a string")
+    server.connection_state(connection).subscriptions.discard(uri)
+    return {}
+
+
+async def set_level(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    level = request.params.get("level")
+    if not isinstance(level, str) or level not in LOG_LEVEL_RANK:
+        raise InvalidParams(f"logging/setLevel: level must be one of {', '.join(LOGGING_LEVELS)}; got {level!r}")
+    server.connection_state(connection).log_level = level
+    return {}
+
+
+async def listen(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    return await server.subscriptions.listen(request, connection, server.capabilities())
+
+
+async def call(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """``fn(**kwargs)``, awaited when it returns an awaitable (a handler may be sync or async)."""
+    value = fn(**kwargs)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+#: Method -> route: every request method this server answers (each era allows its own subset).
+ROUTES: dict[str, Route] = {
+    "initialize": initialize,
+    "ping": ping,
+    "server/discover": discover,
+    "tools/list": list_tools,
+    "tools/call": call_tool,
+    "prompts/list": list_prompts,
+    "prompts/get": get_prompt,
+    "resources/list": list_resources,
+    "resources/templates/list": list_templates,
+    "resources/read": read_resource,
+    "resources/subscribe": subscribe,
+    "resources/unsubscribe": unsubscribe,
+    "logging/setLevel": set_level,
+    "completion/complete": complete,
+    "subscriptions/listen": listen,
+}
