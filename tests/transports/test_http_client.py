@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import socket
@@ -26,10 +27,12 @@ import httpx
 import pytest
 
 from backchannel import Client
+from backchannel.client.tool_headers import keep_tools_with_valid_headers
 from backchannel.protocol.events import CancelIntent, NotificationReceived, ProgressReceived
 from backchannel.runtime.connection import Connection
 from backchannel.server import Server
 from backchannel.server.context import Context
+from backchannel.testing import run as kit_run
 from backchannel.transports.base import TransportBroken
 from backchannel.transports.http.client import HttpClientTransport
 from backchannel.types.content import TextContent
@@ -40,12 +43,7 @@ MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 
 
-def run(main: Callable[[], Awaitable[None]]) -> None:
-    async def bounded() -> None:
-        async with asyncio.timeout(BOUND):
-            await main()
-
-    asyncio.run(bounded())
+run = functools.partial(kit_run, timeout=BOUND)
 
 
 # ----------------------------------------------------------- a scripted endpoint
@@ -380,6 +378,7 @@ def test_session_id_is_captured_sent_and_deleted_on_close() -> None:
         async with transport_for(endpoint) as transport:
             transport.write([request(1, "initialize", {"protocolVersion": "2025-06-18"})])
             await answer(transport, 1)
+            transport.use_protocol_version("2025-06-18")  # as Client does with the initialize result
             transport.write([{"jsonrpc": "2.0", "method": "notifications/initialized"}, request(2, "tools/list")])
             await answer(transport, 2)
             await got_get.wait()  # 405: the transport gives up the GET stream silently
@@ -446,7 +445,7 @@ def test_stateless_cancel_closes_the_response_and_posts_nothing() -> None:
         async with transport_for(endpoint) as transport:
             transport.write([modern(9, "tools/call", {"name": "slow"})])
             await started.wait()
-            transport.write([CancelIntent(9, "enough")])
+            transport.write([CancelIntent(request_id=9, reason="enough")])
             await cancelled.wait()
         assert [s.method for s in endpoint.seen] == ["POST"]
 
@@ -475,7 +474,7 @@ def test_handshake_cancel_posts_notifications_cancelled_then_drops_the_stream() 
             transport.session_id, transport.protocol_version = "s", LEGACY
             transport.write([request(9, "tools/call", {"name": "slow"})])
             await started.wait()
-            transport.write([CancelIntent(9, "enough")])
+            transport.write([CancelIntent(request_id=9, reason="enough")])
             await cancelled.wait()
         [_, cancel, _delete] = endpoint.seen
         assert cancel.body == {
@@ -541,6 +540,7 @@ def test_stateless_requests_mirror_headers_and_invalid_tools_are_dropped(caplog:
             transport.session_id = "legacy-session"  # never sent on a stateless-era request
             transport.write([modern(1, "tools/list")])
             [listed] = await answer(transport, 1)
+            keep_tools_with_valid_headers(listed["result"], transport)  # as Client does with the result
             arguments = {"region": "us-west1", "greeting": "Hello, \u4e16\u754c", "target": {"n": 42}, "flag": False}
             transport.write([modern(2, "tools/call", {"name": "route", "arguments": arguments})])
             await answer(transport, 2)
@@ -615,6 +615,9 @@ def test_auto_falls_back_to_initialize_when_the_probe_is_not_understood(probe_re
         methods = [s.body.get("method", s.method) for s in endpoint.seen]
         assert methods[:3] == ["server/discover", "initialize", "notifications/initialized"]
         assert endpoint.seen[0].headers["mcp-method"] == "server/discover"
+        # The client hands the transport the version initialize chose, in time for the very next POST.
+        for later in endpoint.posts()[2:]:
+            assert later.headers["mcp-protocol-version"] == LEGACY
 
     run(main)
 

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from backchannel import Client, Server
 from backchannel.cli.loader import load_server
+from backchannel.testing import run as kit_run
 from backchannel.transports.memory import memory_pair
 from backchannel.ui import Question, Session, scripted
 
@@ -23,11 +24,8 @@ T = TypeVar("T")
 
 
 def run(coro: Coroutine[Any, Any, T], timeout: float = 30) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await coro
-
-    return asyncio.run(bounded())
+    """The kit's ``run``, with the longer bound a terminal session needs."""
+    return kit_run(coro, timeout)
 
 
 def captured_console(width: int = 120) -> Console:

@@ -9,7 +9,7 @@ from _ui_harness import captured_console
 
 from backchannel.types.prompts import Prompt, PromptArgument
 from backchannel.types.tools import Tool
-from backchannel.ui import Command, CommandError, Session, parse_arguments, parse_command, scripted
+from backchannel.ui import Command, CommandError, TerminalSession, parse_arguments, parse_command, scripted
 
 WEATHER = {
     "type": "object",
@@ -102,8 +102,8 @@ def test_bad_arguments_say_what_is_wrong(text: str, message: str) -> None:
         parse_arguments(text, WEATHER)
 
 
-def _session() -> Session:
-    session = Session(captured_console(), scripted([]))
+def _session() -> TerminalSession:
+    session = TerminalSession(captured_console(), scripted([]))
     session._remember_tools(
         [
             Tool(name="add", input_schema={"type": "object", "properties": {"a": {}, "b": {}}}),

@@ -10,7 +10,7 @@ from _ui_harness import captured_console, run, text
 from backchannel import InvalidParams
 from backchannel.client.url_flow import UrlElicitation
 from backchannel.ui import Cancelled, FormRenderer, LinkConsent, Question, scripted
-from backchannel.ui.forms import confirmation_code
+from backchannel.ui.form_prompt import confirmation_code
 
 SIGNUP: dict[str, Any] = {
     "type": "object",

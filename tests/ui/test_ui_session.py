@@ -1,4 +1,4 @@
-"""The Session controller against real servers in-process: commands in, rendered output out, in both eras."""
+"""The TerminalSession controller against real servers in-process: commands in, rendered output out, in both eras."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from _ui_harness import captured_console, demo_server, driven, run, text, ui_ser
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
-from backchannel.ui import Cancelled, Question, Session, scripted
+from backchannel.ui import Cancelled, Question, TerminalSession, scripted
+from backchannel.ui.completion import argument_completer, partial_template
 from backchannel.ui.terminal import _QuestionCompleter
 
 ERAS = ["legacy", "modern"]
@@ -70,9 +71,9 @@ def test_progress_is_a_bar_on_a_terminal() -> None:
         async with driven(demo_server(), "legacy") as ui:
             ui.session.console = console = captured_console()
             console._force_terminal = True  # a terminal: rich draws live bars
-            ui.session.renderer.console = console
+            ui.session.renderer.console = ui.session.progress.console = console
             await ui.do("call slow_count to=3")
-            assert ui.session._progress is None  # put away when the call ended
+            assert ui.session.progress.bar is None  # put away when the call ended
             assert "counted to 3" in text(console)
 
     run(main())
@@ -144,7 +145,7 @@ def test_log_messages_are_shown_and_the_level_switches(era: str) -> None:
 
 
 def test_a_log_message_with_a_logger_and_data() -> None:
-    session = Session(captured_console(), scripted([]))
+    session = TerminalSession(captured_console(), scripted([]))
     session.on_log({"level": "error", "logger": "db", "data": {"code": 7}})
     session.log_level = "critical"
     session.on_log({"level": "error", "data": "hidden"})
@@ -223,9 +224,9 @@ def test_prompt_arguments_complete_through_the_server() -> None:
             self.calls.append((ref, argument, context))
             return FakeCompletion()
 
-    session = Session(captured_console(), scripted([]))
+    session = TerminalSession(captured_console(), scripted([]))
     session.client = FakeClient()  # type: ignore[assignment]
-    complete = session._argument_completer("code_review", "language", {"code": "x"})
+    complete = argument_completer(session.client, "code_review", "language", {"code": "x"})
     assert complete is not None
     assert run(complete("p")) == ["python", "pascal"]
     assert FakeClient.calls == [({"type": "ref/prompt", "name": "code_review"}, ("language", "p"), {"code": "x"})]
@@ -239,7 +240,7 @@ def test_prompt_arguments_complete_through_the_server() -> None:
 
     assert run(offered("p")) == ["perl", "python", "pascal"]
     FakeClient.server_capabilities = {}
-    assert session._argument_completer("code_review", "language", {}) is None
+    assert argument_completer(session.client, "code_review", "language", {}) is None
 
 
 def test_choices_complete_each_item_of_a_multi_select() -> None:
@@ -251,12 +252,12 @@ def test_choices_complete_each_item_of_a_multi_select() -> None:
 def test_progress_waits_while_a_question_is_on_screen() -> None:
     from backchannel.protocol.events import ProgressReceived
 
-    session = Session(captured_console(), scripted([]))
+    session = TerminalSession(captured_console(), scripted([]))
     event = ProgressReceived(request_id=1, token=1, progress=1, total=2, message=None)
-    session._asking = 1
+    session.progress.asking = 1
     session._on_progress("job")(event)
     assert text(session.console) == ""
-    session._asking = 0
+    session.progress.asking = 0
     session._on_progress("job")(event)
     assert text(session.console) == "job 1/2\n"
 
@@ -333,21 +334,20 @@ def test_template_variables_complete_through_the_server_with_context(era: str) -
 
 
 def test_where_a_typed_uri_stands_in_a_template() -> None:
-    from backchannel.ui.session import _partial_template
 
-    assert _partial_template("files://{project}/{name}", "files://ba") == ("project", "ba", {}, "files://", "/")
-    assert _partial_template("files://{project}/{name}", "files://a%20b/c") == (
+    assert partial_template("files://{project}/{name}", "files://ba") == ("project", "ba", {}, "files://", "/")
+    assert partial_template("files://{project}/{name}", "files://a%20b/c") == (
         "name",
         "c",
         {"project": "a b"},
         "files://a%20b/",
         "",
     )
-    assert _partial_template("files://{project}/{name}", "files:/") is None  # still in the literal
-    assert _partial_template("files://{project}/{name}", "other://x") is None
-    assert _partial_template("files://{project}/{name}", "files://a/b/c") is None  # {name} is one segment
-    assert _partial_template("docs://{+path}", "docs://a/b") == ("path", "a/b", {}, "docs://", "")
-    assert _partial_template("q://x{?page}", "q://x?page=1") is None  # not a simple template
+    assert partial_template("files://{project}/{name}", "files:/") is None  # still in the literal
+    assert partial_template("files://{project}/{name}", "other://x") is None
+    assert partial_template("files://{project}/{name}", "files://a/b/c") is None  # {name} is one segment
+    assert partial_template("docs://{+path}", "docs://a/b") == ("path", "a/b", {}, "docs://", "")
+    assert partial_template("q://x{?page}", "q://x?page=1") is None  # not a simple template
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -385,17 +385,18 @@ def test_the_browser_wait_is_a_spinner_on_a_terminal() -> None:
             ui.session.console = console = captured_console()
             console._force_terminal = True
             ui.session.renderer.console = ui.session.forms.console = ui.session.link_consent.console = console
+            ui.session.progress.console = console
             spinners: list[Any] = []
-            start = ui.session._start_progress
+            start = ui.session.progress.start
 
             def watch(label: str, total: float | None) -> None:
                 start(label, total)
-                spinners.append((label, total, ui.session._progress))
+                spinners.append((label, total, ui.session.progress.bar))
 
-            ui.session._start_progress = watch  # type: ignore[method-assign]
+            ui.session.progress.start = watch  # type: ignore[method-assign]
             await ui.do("call link after=0.5", "y")
             assert spinners[0][:2] == ("Waiting for the browser step (Ctrl-C cancels)", None)
-            assert ui.session._progress is None  # put away when the call ended
+            assert ui.session.progress.bar is None  # put away when the call ended
             assert "The browser step is done." in text(console) and "link accept" in text(console)
 
     run(main())

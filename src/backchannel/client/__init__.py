@@ -1,5 +1,6 @@
-"""The high-level client API."""
+"""The high-level client API: ``Client``, and the option groups it takes."""
 
 from .client import Client
+from .options import ClientOptions, InputOptions, LogOptions, RetryOptions, TimeoutOptions
 
-__all__ = ["Client"]
+__all__ = ["Client", "ClientOptions", "InputOptions", "LogOptions", "RetryOptions", "TimeoutOptions"]

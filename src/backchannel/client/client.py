@@ -18,7 +18,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack
 
 import msgspec
 
@@ -27,6 +27,7 @@ from ..protocol.session import Session, SessionConfig
 from ..runtime.connection import Connection, ProgressCallback
 from ..runtime.ratelimit import TokenBucket
 from ..transports.base import Transport
+from ..transports.http.negotiated import NegotiatedHeaders
 from ..types import meta as M
 from ..types.completion import Completion, CompletionArgument, PromptReference, ResourceTemplateReference
 from ..types.errors import (
@@ -48,7 +49,10 @@ from ..types.resources import (
 )
 from ..types.tools import CallToolResult, ListToolsResult, Tool
 from ..types.versions import LATEST_LEGACY, MODERN_VERSIONS, VERSIONS, Era
-from .inputs import ElicitationHandler, InputHandlers, RootsConsent, RootsProvider, SamplingHandler
+from .input_rounds import answer_input_rounds
+from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
+from .options import FlatOptions, InputOptions, LogOptions, RetryOptions, TimeoutOptions, resolve_options
+from .tool_headers import keep_tools_with_valid_headers
 from .url_flow import UrlElicitationHandler, retry_after_url_flows
 
 if TYPE_CHECKING:
@@ -72,32 +76,40 @@ class Client:
         name: str = "backchannel",
         version: str = _VERSION,
         era: EraChoice = "auto",
-        probe_timeout: float = 3.0,
-        request_timeout: float | None = 60.0,
         versions: tuple[str, ...] = VERSIONS,
-        on_log: Callable[[dict[str, Any]], Awaitable[None] | None] | None = None,
-        log_rate: float = 100.0,
-        log_burst: int = 500,
         elicitation: ElicitationHandler | None = None,
         url_elicitation: UrlElicitationHandler | None = None,
-        url_wait: float = 300.0,
-        url_retries: int = 3,
         roots: RootsProvider | None = None,
         sampling: SamplingHandler | None = None,
-        max_input_rounds: int = 10,
-        roots_consent: RootsConsent | None = None,
-        resolve_symlinks: bool = True,
-        sampling_tools: bool = False,
+        on_log: Callable[[dict[str, Any]], Awaitable[None] | None] | None = None,
+        timeouts: TimeoutOptions | None = None,
+        retries: RetryOptions | None = None,
+        logs: LogOptions | None = None,
+        inputs: InputOptions | None = None,
+        **flat: Unpack[FlatOptions],
     ) -> None:
+        """Wire a client to ``transport``; ``async with`` connects it.
+
+        ``name``/``version`` say who we are; ``era`` picks the protocol era (``"auto"`` probes);
+        ``versions`` limits the revisions we speak. The handlers answer the server's questions
+        (see ``client.inputs``); ``on_log`` receives its log messages. Everything else is in the
+        option groups of ``client.options``, each also settable by its flat keyword
+        (``request_timeout=None``).
+        """
+        options = resolve_options(timeouts=timeouts, retries=retries, logs=logs, inputs=inputs, flat=flat)
+        #: The settings as resolved from the groups and flat keywords (read only).
+        self.options = options
         self.transport = transport
+        #: Set when the transport mirrors the session into its headers (HTTP): we tell it what it needs.
+        self._negotiated = transport if isinstance(transport, NegotiatedHeaders) else None
         #: Called with the params of each ``notifications/message`` (level, logger, data).
         self.on_log = on_log
-        self._log_bucket = TokenBucket(log_rate, log_burst)
+        self._log_bucket = TokenBucket(options.logs.rate, options.logs.burst)
         #: Log messages dropped because the server sent more than ``log_rate`` a second.
         self.dropped_log_messages = 0
         self.era_choice = era
-        self.probe_timeout = probe_timeout
-        self.request_timeout = request_timeout
+        self.probe_timeout = options.timeouts.probe
+        self.request_timeout = options.timeouts.request
         self.info: dict[str, Any] = {"name": name, "version": version}
         #: Answers to the server's questions; the capabilities we declare follow from them.
         self.inputs = InputHandlers(
@@ -105,14 +117,14 @@ class Client:
             url_elicitation=url_elicitation,
             roots=roots,
             sampling=sampling,
-            roots_consent=roots_consent,
-            resolve_symlinks=resolve_symlinks,
-            sampling_tools=sampling_tools,
+            roots_consent=options.inputs.roots_consent,
+            resolve_symlinks=options.inputs.resolve_symlinks,
+            sampling_tools=options.inputs.sampling_tools,
         )
-        self.max_input_rounds = max_input_rounds
+        self.max_input_rounds = options.retries.input_rounds
         #: ``-32042``: how long to wait for the URL flows before retrying, and how many retries.
-        self.url_wait = url_wait
-        self.url_retries = url_retries
+        self.url_wait = options.retries.url_wait
+        self.url_retries = options.retries.url_retries
         self.capabilities: dict[str, Any] = self.inputs.capabilities()
         self.session = Session(
             SessionConfig("client", info=self.info, capabilities=self.capabilities, versions=versions)
@@ -159,9 +171,7 @@ class Client:
     # ------------------------------------------------------------ lifecycle
 
     async def __aenter__(self) -> Client:
-        start = getattr(self.transport, "start", None)
-        if start is not None:
-            await start()
+        await self.transport.start()
         self._runner = asyncio.get_running_loop().create_task(self.connection.run())
         try:
             await self._connect()
@@ -250,11 +260,18 @@ class Client:
             {"protocolVersion": version, "capabilities": self.capabilities, "clientInfo": self.info},
             timeout=self.request_timeout,
         )
+        # Before awaiting anything: the POST of ``notifications/initialized`` takes the header.
+        if self._negotiated is not None and self.session.protocol_version is not None:
+            self._negotiated.use_protocol_version(self.session.protocol_version)
         self.server_info = self.session.peer_info
         self.server_capabilities = self.session.peer_capabilities
         self.instructions = self.session.instructions
 
     # ----------------------------------------------------- server -> client
+
+    def answer_now(self, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
+        """A client answers nothing inline: every request of the server's runs in a task."""
+        return None
 
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         if request.method == "ping":
@@ -345,34 +362,16 @@ class Client:
         result = await retry_after_url_flows(
             lambda: send(params), self.inputs, wait=self.url_wait, retries=self.url_retries
         )
-        rounds = 0
-        while result.get("resultType") == "input_required":
-            # Stateless era (mrtr.mdx): answer what the server asks, then retry with a new id,
-            # the same method and arguments, and requestState echoed exactly.
-            rounds += 1
-            if rounds > self.max_input_rounds:
-                raise MCPError(f"{method}: the server still asked for input after {self.max_input_rounds} rounds")
-            retry = {k: v for k, v in (params or {}).items() if k not in ("inputResponses", "requestState")}
-            requests = _input_requests(method, result)
-            if requests:
-                retry["inputResponses"] = {
-                    key: await self.inputs.answer(question, question_params)
-                    for key, (question, question_params) in requests.items()
-                }
-            if "requestState" in result:
-                state = result["requestState"]
-                if not isinstance(state, str):
-                    raise RemoteProtocolError(
-                        f"{method}: the server's requestState must be a string, not {_json_type(state)}"
-                    )
-                retry["requestState"] = state
-            result = await send(retry)
+        # Stateless era: answer what the server asks, and retry, until it answers for good.
+        result = await answer_input_rounds(method, params, result, send, self.inputs, self.max_input_rounds)
         if result.get("resultType", "complete") != "complete":
             raise MCPError(
                 f"{method}: the server answered with resultType {result.get('resultType')!r}, "
                 "which this client cannot continue",
                 data=result,
             )
+        if method == "tools/list" and self._negotiated is not None and self.session.era == "modern":
+            keep_tools_with_valid_headers(result, self._negotiated)  # SEP-2243, Streamable HTTP only
         return result
 
     async def _typed(self, kind: type[R], method: str, params: dict[str, Any] | None = None, **kw: Any) -> R:
@@ -494,27 +493,6 @@ def _converted(value: Any, kind: type[R], method: str) -> R:
         raise RemoteProtocolError(f"{method}: the server's result is malformed: {exc}") from None
 
 
-def _input_requests(method: str, result: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
-    """The questions of an ``InputRequiredResult`` as ``{key: (method, params)}``; a malformed
-    one is the server's fault (``RemoteProtocolError`` naming it), never a crash here."""
-    requests = result.get("inputRequests")
-    if requests is None:
-        return {}
-    if not isinstance(requests, dict):
-        raise RemoteProtocolError(f"{method}: the server's inputRequests must be an object, not {_json_type(requests)}")
-    questions: dict[str, tuple[str, dict[str, Any]]] = {}
-    for key, request in requests.items():
-        question = request.get("method") if isinstance(request, dict) else None
-        params = (request.get("params") or {}) if isinstance(request, dict) else None
-        if not isinstance(question, str) or not isinstance(params, dict):
-            raise RemoteProtocolError(
-                f"{method}: the server's inputRequests[{key!r}] must be an object with a string method "
-                "and object params"
-            )
-        questions[key] = (question, params)
-    return questions
-
-
 def _well_formed_log(params: dict[str, Any]) -> bool:
     """A ``notifications/message`` the ``on_log`` callback can rely on: a known level, the data,
     and a logger name that is a string when present."""
@@ -525,16 +503,3 @@ def _well_formed_log(params: dict[str, Any]) -> bool:
         and "data" in params
         and (name is None or isinstance(name, str))
     )
-
-
-def _json_type(value: Any) -> str:
-    """The JSON name of ``value``'s type, for messages that must not echo a huge value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"

@@ -30,8 +30,9 @@ import msgspec
 
 from ..forms.errors import FormSchemaError
 from ..forms.schema import apply_defaults, check_requested_schema, validate_content
-from ..protocol.roots import normalise_path, path_from_file_uri
+from ..protocol.roots import path_from_file_uri
 from ..protocol.sampling import SamplingProblem, check_request, check_result
+from ..runtime.local_paths import normalise_path
 from ..types.errors import InternalError, InvalidParams, MethodNotFound
 from ..types.roots import Root
 from .url_flow import UrlElicitation, UrlElicitationHandler, UrlFlowTracker, ask

@@ -54,7 +54,7 @@ from ..client.url_flow import UrlElicitation
 from ..forms import apply_defaults, validate_content
 from ..types.errors import MCPError, RequestError
 from .commands import CommandError, parse_arguments
-from .forms import confirmation_code
+from .form_prompt import confirmation_code
 from .render import Renderer
 
 _ACTIONS = ("accept", "decline", "cancel")

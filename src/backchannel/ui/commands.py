@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
-__all__ = ["ALIASES", "COMMANDS", "Command", "CommandError", "parse_arguments", "parse_command", "split_target"]
+__all__ = [
+    "ALIASES",
+    "COMMANDS",
+    "Command",
+    "CommandError",
+    "changed_roots",
+    "parse_arguments",
+    "parse_command",
+    "split_target",
+]
 
 import json
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .fields import OMIT, field_from_schema
@@ -119,3 +130,28 @@ def _loose(raw: str) -> Any:
         return json.loads(raw)
     except ValueError:
         return raw
+
+
+def changed_roots(roots: Sequence[Path], action: str, text: str) -> list[Path]:
+    """The roots after ``roots add PATH...`` (``action`` "add") or ``roots remove PATH...``;
+    ``CommandError`` for a path that does not exist (add) or is not a root (remove)."""
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise CommandError(f"cannot read the path: {exc}") from None
+    if not words:
+        raise CommandError(f"usage: roots {'add' if action == 'add' else 'remove'} PATH")
+    changed = list(roots)
+    for word in words:
+        path = Path(word).expanduser().resolve()
+        if action == "add":
+            if not path.exists():
+                raise CommandError(f"no such file or directory: {word}")
+            if path not in changed:
+                changed.append(path)
+        else:
+            match = [root for root in changed if root == path or root.as_uri() == word]
+            if not match:
+                raise CommandError(f"{word} is not one of the roots (see: roots)")
+            changed = [root for root in changed if root not in match]
+    return changed

@@ -1,6 +1,6 @@
 """The interactive client's controller: a command line in, requests to the server, rendered output out.
 
-``Session`` knows nothing of the terminal. It prints to a rich ``Console`` and
+``TerminalSession`` knows nothing of the terminal. It prints to a rich ``Console`` and
 asks through an ``Ask`` function; the terminal layer (:mod:`.terminal`) plugs
 in prompt_toolkit, Ctrl-C handling and printing above an active prompt through
 the ``interrupts`` and ``out_of_band`` hooks. A test drives it with
@@ -9,40 +9,39 @@ the ``interrupts`` and ``out_of_band`` hooks. A test drives it with
 
 from __future__ import annotations
 
-__all__ = ["Interrupted", "Session"]
+__all__ = ["Interrupted", "TerminalSession"]
 
 import asyncio
 import contextlib
 import json
 import os
-import re
-import shlex
 import webbrowser
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import quote, unquote
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from ..client.url_flow import UrlElicitation
 from ..protocol.events import ProgressReceived
-from ..server.uri_template import UriTemplate
 from ..types.errors import ConnectionClosed, MCPError, RequestError
 from ..types.logging import LOGGING_LEVELS
 from ..types.prompts import Prompt
 from ..types.tools import Tool
-from .commands import ALIASES, COMMANDS, Command, CommandError, parse_arguments, parse_command
+from ..types.uri_template import UriTemplate
+from . import completion
+from .commands import COMMANDS, Command, CommandError, changed_roots, parse_arguments, parse_command
 from .fields import OMIT, Field
-from .forms import FormRenderer, LinkConsent
+from .form_prompt import FormRenderer, LinkConsent
+from .log_lines import log_line, severity
+from .progress import ProgressDisplay
 from .prompting import ask_arguments, ask_field
-from .questions import Ask, Cancelled, Completer, Question, ask_line
+from .questions import Ask, Cancelled, Question, ask_line
 from .render import Renderer
 
 if TYPE_CHECKING:
@@ -50,28 +49,13 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-_LEVEL_STYLES = {
-    "debug": "dim",
-    "info": "blue",
-    "notice": "cyan",
-    "warning": "yellow",
-    "error": "red",
-    "critical": "bold red",
-    "alert": "bold red",
-    "emergency": "bold white on red",
-}
-
 
 class Interrupted(Exception):
     """The person pressed Ctrl-C while a request ran: it was cancelled on the wire."""
 
 
-def _rank(level: Any) -> int:
-    return LOGGING_LEVELS.index(level) if level in LOGGING_LEVELS else 0
-
-
-class Session:
-    """One person's session with one server."""
+class TerminalSession:
+    """One person's session with one server, at the command line."""
 
     def __init__(
         self,
@@ -96,15 +80,15 @@ class Session:
         self.log_level: str | None = None
         #: Names offered by Tab: refreshed on connect and by each list command.
         self.names: dict[str, list[str]] = {"tools": [], "prompts": [], "resources": [], "templates": []}
-        self._tools: dict[str, Tool] = {}
-        self._prompts: dict[str, Prompt] = {}
+        #: The tools and prompts last listed, by name.
+        self.tools: dict[str, Tool] = {}
+        self.prompts: dict[str, Prompt] = {}
         #: Hook: watch for Ctrl-C while ``task`` runs and cancel it (the terminal layer sets it).
         self.interrupts: Callable[[asyncio.Future[Any]], AbstractContextManager[Any]] = _no_watch
         #: Hook: print from a callback that may arrive while a prompt is shown.
         self.out_of_band: Callable[[Callable[[], None]], None] = _call_now
-        self._progress: Progress | None = None
-        self._progress_task: TaskID | None = None
-        self._asking = 0
+        #: The progress of the running request (and the spinner of a browser step).
+        self.progress = ProgressDisplay(console)
 
     # -- wiring ----------------------------------------------------------------------------------
 
@@ -159,12 +143,12 @@ class Session:
         return self.client
 
     def _remember_tools(self, tools: list[Tool]) -> None:
-        self._tools = {tool.name: tool for tool in tools}
-        self.names["tools"] = list(self._tools)
+        self.tools = {tool.name: tool for tool in tools}
+        self.names["tools"] = list(self.tools)
 
     def _remember_prompts(self, prompts: list[Prompt]) -> None:
-        self._prompts = {prompt.name: prompt for prompt in prompts}
-        self.names["prompts"] = list(self._prompts)
+        self.prompts = {prompt.name: prompt for prompt in prompts}
+        self.names["prompts"] = list(self.prompts)
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -212,7 +196,7 @@ class Session:
                         raise Interrupted from None
                     raise
         finally:
-            self._stop_progress()
+            self.progress.stop()
 
     # -- commands --------------------------------------------------------------------------------
 
@@ -280,7 +264,7 @@ class Session:
         for field in fields:
             if field.name in arguments or (given and not field.required):
                 continue
-            completer = self._argument_completer(prompt.name, field.name, arguments)
+            completer = completion.argument_completer(client, prompt.name, field.name, arguments)
             value = await ask_field(self.console, self._ask_paused, field, prefill="", complete=completer)
             if value is not OMIT:
                 arguments[field.name] = value
@@ -300,13 +284,13 @@ class Session:
         self.console.print(f"Log level set to {level}.")
 
     async def _cmd_logs(self, command: Command) -> None:
-        floor = _rank(command.target.lower()) if command.target else 0
-        shown = [entry for entry in self.logs if _rank(entry.get("level")) >= floor]
+        floor = severity(command.target.lower()) if command.target else 0
+        shown = [entry for entry in self.logs if severity(entry.get("level")) >= floor]
         if not shown:
             self.console.print("[dim]No log messages.[/]")
             return
         for entry in shown:
-            self.console.print(_log_line(entry))
+            self.console.print(log_line(entry))
 
     async def _cmd_roots(self, command: Command) -> None:
         action = command.target.lower()
@@ -321,25 +305,7 @@ class Session:
             self.console.print(f"{escape(root.as_uri())}  [dim]{escape(str(root))}[/]", soft_wrap=True)
 
     async def _change_roots(self, action: str, text: str) -> None:
-        try:
-            words = shlex.split(text)
-        except ValueError as exc:
-            raise CommandError(f"cannot read the path: {exc}") from None
-        if not words:
-            raise CommandError(f"usage: roots {'add' if action == 'add' else 'remove'} PATH")
-        roots = list(self.roots)
-        for word in words:
-            path = Path(word).expanduser().resolve()  # noqa: ASYNC240 - a local path, typed by the person
-            if action == "add":
-                if not path.exists():
-                    raise CommandError(f"no such file or directory: {word}")
-                if path not in roots:
-                    roots.append(path)
-            else:
-                match = [root for root in roots if root == path or root.as_uri() == word]
-                if not match:
-                    raise CommandError(f"{word} is not one of the roots (see: roots)")
-                roots = [root for root in roots if root not in match]
+        roots = changed_roots(self.roots, action, text)
         client = self._client()
         changed = await self._run(client.set_roots([str(root) for root in roots]))
         self.roots = roots
@@ -375,230 +341,66 @@ class Session:
         values: dict[str, str] = {}
         for name in parsed.variables:
             field = Field(name, {"type": "string", "minLength": 1}, True, "text")
-            completer = self._template_completer(template, name, dict(values))
+            completer = completion.template_completer(self._client(), template, name, dict(values))
             values[name] = await ask_field(self.console, self._ask_paused, field, prefill="", complete=completer)
         return parsed.expand(values)
 
     async def _tool(self, name: str) -> Tool:
-        if name not in self._tools:
+        if name not in self.tools:
             self._remember_tools(await self._run(self._client().list_tools()))
-        if name not in self._tools:
-            known = ", ".join(self._tools) or "none"
+        if name not in self.tools:
+            known = ", ".join(self.tools) or "none"
             raise CommandError(f"no tool named {name!r} (tools: {known})")
-        return self._tools[name]
+        return self.tools[name]
 
     async def _prompt(self, name: str) -> Prompt:
-        if name not in self._prompts:
+        if name not in self.prompts:
             self._remember_prompts(await self._run(self._client().list_prompts()))
-        if name not in self._prompts:
-            known = ", ".join(self._prompts) or "none"
+        if name not in self.prompts:
+            known = ", ".join(self.prompts) or "none"
             raise CommandError(f"no prompt named {name!r} (prompts: {known})")
-        return self._prompts[name]
+        return self.prompts[name]
 
-    # -- completion ------------------------------------------------------------------------------
+    # -- completion (see .completion) ----------------------------------------------------------
 
     def completions(self, text: str) -> list[str]:
         """What Tab offers for the word being typed at the end of ``text`` (the command line so far)."""
-        words = text.split(" ")
-        if len(words) == 1:
-            return [name for name in COMMANDS if name.startswith(words[0].lower())]
-        command = ALIASES.get(words[0].lower(), words[0].lower())
-        current = words[-1]
-        options: list[str]
-        if len(words) == 2:
-            by_command: dict[str, list[str]] = {
-                "call": self.names["tools"],
-                "prompt": self.names["prompts"],
-                "read": self.names["resources"] + [t.split("{", 1)[0] for t in self.names["templates"]],
-                "log": list(LOGGING_LEVELS),
-                "logs": list(LOGGING_LEVELS),
-                "roots": ["add", "remove"],
-            }
-            options = by_command.get(command, [])
-        elif command == "call" and words[1] in self._tools:
-            given = {word.partition("=")[0] for word in words[2:-1]}
-            properties = self._tools[words[1]].input_schema.get("properties") or {}
-            options = [f"{name}=" for name in properties if name not in given]
-        elif command == "prompt" and words[1] in self._prompts:
-            given = {word.partition("=")[0] for word in words[2:-1]}
-            options = [f"{arg.name}=" for arg in self._prompts[words[1]].arguments or [] if arg.name not in given]
-        elif command == "roots" and words[1].lower() in ("remove", "rm") and len(words) == 3:
-            options = [str(root) for root in self.roots]
-        else:
-            options = []
-        return [option for option in dict.fromkeys(options) if option.startswith(current)]
+        return completion.completions(self, text)
 
     async def complete_line(self, text: str) -> list[str]:
-        """``completions`` plus what the server offers (``completion/complete``) for the
-        variable of a resource template being typed after ``read``: ``read demo://cities/Po``."""
-        options = self.completions(text)
-        words = text.split(" ")
-        if len(words) == 2 and ALIASES.get(words[0].lower(), words[0].lower()) == "read":
-            for option in await self._template_values(words[1]):
-                if option not in options:
-                    options.append(option)
-        return options
-
-    async def _template_values(self, typed: str) -> list[str]:
-        """Whole URIs for ``typed``: each template it is partway through, its variable completed by the server."""
-        found: list[str] = []
-        for template in self.names["templates"]:
-            partial = _partial_template(template, typed)
-            if partial is None:
-                continue
-            name, value, context, before, after = partial
-            complete = self._template_completer(template, name, context)
-            if complete is None:
-                return []
-            for item in await complete(value):
-                found.append(before + quote(item, safe="") + after)
-        return found
-
-    def _server_completer(self, ref: dict[str, str], argument: str, context: dict[str, str]) -> Completer | None:
-        """Server-side completion of one argument (``completion/complete``), if the server offers it.
-
-        ``context`` holds the arguments given so far: the server may narrow its answer with them."""
-        client = self._client()
-        if "completions" not in (client.server_capabilities or {}):
-            return None
-
-        async def complete(value: str) -> list[str]:
-            try:
-                async with asyncio.timeout(5.0):
-                    found = await client.complete(ref, (argument, value), context or None)
-            except (MCPError, TimeoutError):
-                return []
-            return [item for item in found.values if isinstance(item, str)]
-
-        return complete
-
-    def _argument_completer(self, prompt: str, argument: str, context: dict[str, str]) -> Completer | None:
-        """Server-side completion of a prompt argument."""
-        return self._server_completer({"type": "ref/prompt", "name": prompt}, argument, context)
-
-    def _template_completer(self, template: str, variable: str, context: dict[str, str]) -> Completer | None:
-        """Server-side completion of a resource template's variable."""
-        return self._server_completer({"type": "ref/resource", "uri": template}, variable, context)
+        """``completions`` plus the server's own completions of a resource template being typed after ``read``."""
+        return await completion.complete_line(self, text)
 
     # -- from the server -------------------------------------------------------------------------
 
     def on_log(self, params: dict[str, Any]) -> None:
         self.logs.append(params)
-        if self.log_level is not None and _rank(params.get("level")) < _rank(self.log_level):
+        if self.log_level is not None and severity(params.get("level")) < severity(self.log_level):
             return
-        line = _log_line(params)
+        line = log_line(params)
         self.out_of_band(lambda: self.console.print(line))
 
     def _browser_step(self, request: UrlElicitation) -> None:
         """The person agreed to a URL request: wait for the browser step with a spinner."""
-        label = "Waiting for the browser step (Ctrl-C cancels)"
-        if not self.console.is_terminal:
-            self.console.print(f"[dim]{label} ...[/]")
-            return
-        self._stop_progress()
-        self._start_progress(label, None)
+        self.progress.spin("Waiting for the browser step (Ctrl-C cancels)")
 
     def _on_flow_complete(self, elicitation_id: str) -> None:
         def show() -> None:
-            if self._progress is not None and self._progress_task is not None:
-                self._progress.update(self._progress_task, description="The browser step is done; continuing")
+            self.progress.describe("The browser step is done; continuing")
             self.console.print("[green]The browser step is done.[/]")
 
         self.out_of_band(show)
 
     def _on_progress(self, label: str) -> Callable[[ProgressReceived], None]:
         def on_progress(event: ProgressReceived) -> None:
-            self.out_of_band(lambda: self._show_progress(label, event))
+            self.out_of_band(lambda: self.progress.show(label, event))
 
         return on_progress
 
-    def _show_progress(self, label: str, event: ProgressReceived) -> None:
-        message = f": {event.message}" if event.message else ""
-        if self._asking:
-            return  # a question is on screen; the bar comes back with the next report after it
-        if not self.console.is_terminal:
-            total = f"/{event.total:g}" if event.total is not None else ""
-            self.console.print(f"[dim]{escape(label)} {event.progress:g}{total}{escape(message)}[/]")
-            return
-        if self._progress is None:
-            self._start_progress(label, event.total)
-        assert self._progress is not None and self._progress_task is not None
-        self._progress.update(
-            self._progress_task, completed=event.progress, total=event.total, description=escape(label + message)
-        )
-
-    def _start_progress(self, label: str, total: float | None) -> None:
-        self._progress = Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TaskProgressColumn(),
-            TimeElapsedColumn(),
-            console=self.console,
-            transient=True,
-        )
-        self._progress.start()
-        self._progress_task = self._progress.add_task(escape(label), total=total)
-
-    def _stop_progress(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
-            self._progress_task = None
-
     async def _ask_paused(self, question: Question) -> str:
         """Ask with the progress display put away (it would draw over the question) until the answer."""
-        self._stop_progress()
-        self._asking += 1
-        try:
+        with self.progress.put_away():
             return await ask_line(self.ask, question)
-        finally:
-            self._asking -= 1
-
-
-_SIMPLE_VARIABLE = re.compile(r"\{(\+?)([A-Za-z0-9_]+)\}")
-
-
-def _partial_template(template: str, typed: str) -> tuple[str, str, dict[str, str], str, str] | None:
-    """Where ``typed`` stands in ``template`` when it is partway through one of its variables:
-    ``(variable, its value so far, the variables before it, the text before the value,
-    the literal text after the variable)``; None when it is not (or the template is not simple)."""
-    parts = re.split(r"(\{[^}]*\})", template)
-    position = 0
-    context: dict[str, str] = {}
-    for index, part in enumerate(parts):
-        if not part:
-            continue
-        if not part.startswith("{"):
-            if not typed.startswith(part, position):
-                return None  # still typing the literal text (plain Tab completion covers it), or another URI
-            position += len(part)
-            continue
-        simple = _SIMPLE_VARIABLE.fullmatch(part)
-        if simple is None:
-            return None
-        reserved, name = simple.group(1) == "+", simple.group(2)
-        after = parts[index + 1] if index + 1 < len(parts) else ""
-        rest = typed[position:]
-        stop = rest.find(after) if after else -1
-        if stop > 0 and (reserved or "/" not in rest[:stop]):
-            context[name] = unquote(rest[:stop])
-            position += stop
-            continue
-        if not reserved and "/" in rest:
-            return None
-        return name, unquote(rest), context, typed[:position], after
-    return None
-
-
-def _log_line(params: dict[str, Any]) -> Text:
-    level = str(params.get("level", "info"))
-    data = params.get("data")
-    text = Text(f"[{level}]", style=_LEVEL_STYLES.get(level, ""))
-    if params.get("logger"):
-        text.append(f" {params['logger']}:", style="dim")
-    text.append(" " + (data if isinstance(data, str) else json.dumps(data)))
-    return text
 
 
 @contextlib.contextmanager

@@ -1,8 +1,8 @@
-"""The terminal around a ``Session``: prompt_toolkit for input, rich for output, Ctrl-C for cancelling.
+"""The terminal around a ``TerminalSession``: prompt_toolkit for input, rich for output, Ctrl-C for cancelling.
 
 ``backchannel connect <command ...>`` and ``backchannel connect <url>`` run
 :func:`run_connect`; ``backchannel demo`` runs it against the bundled example
-server. All the logic lives in :class:`~backchannel.ui.session.Session`; this
+server. All the logic lives in :class:`~backchannel.ui.session.TerminalSession`; this
 module only reads lines, answers questions and watches the keyboard:
 
 * the command line completes command names, tool, prompt and resource names,
@@ -49,7 +49,7 @@ from rich.markup import escape
 
 from ..types.errors import MCPError
 from .questions import Cancelled, Question
-from .session import Session
+from .session import TerminalSession
 
 if TYPE_CHECKING:
     from ..client.client import Client
@@ -370,7 +370,7 @@ async def _connect(
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     terminal: TerminalInput | PlainInput = TerminalInput() if interactive else PlainInput()
     opener = webbrowser.open if browser else None
-    session = Session(console, terminal.ask, save_dir=save_dir, roots=roots, opener=opener)
+    session = TerminalSession(console, terminal.ask, save_dir=save_dir, roots=roots, opener=opener)
     terminal.completions = session.completions
     terminal.complete_line = session.complete_line
     session.interrupts = terminal.watcher.watch

@@ -1,0 +1,144 @@
+"""``Client``'s settings, grouped: how long it waits, how far it follows a server that asks, logs, inputs.
+
+The common case needs none of them (``Client.stdio("python", ["server.py"])``,
+``Client.http(url, elicitation=handler)``). To change a setting, pass its group::
+
+    Client.http(url, timeouts=TimeoutOptions(request=None), retries=RetryOptions(url_wait=30.0))
+
+or the flat keyword it has always had (``Client.http(url, request_timeout=None)``): every
+flat keyword (``FlatOptions``) still works and wins over the same field of a group passed
+beside it. Each group is a frozen dataclass, as h2's ``H2Configuration`` is; read them back
+from ``client.options``. The handlers (``elicitation``, ``url_elicitation``, ``roots``,
+``sampling``, ``on_log``) stay plain keywords of ``Client``: they are what most callers pass.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ClientOptions",
+    "FlatOptions",
+    "InputOptions",
+    "LogOptions",
+    "RetryOptions",
+    "TimeoutOptions",
+    "resolve_options",
+]
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from .inputs import RootsConsent
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimeoutOptions:
+    """How long the client waits.
+
+    ``probe`` bounds the ``server/discover`` probe of era detection (no answer in time: the
+    handshake era). ``request`` is the default timeout of every request (None: wait as long as
+    it takes, say while a person fills a form; cancel the awaiting task instead)."""
+
+    probe: float = 3.0
+    request: float | None = 60.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetryOptions:
+    """How far the client follows a server that needs something before it answers.
+
+    Stateless era: at most ``input_rounds`` rounds of ``InputRequiredResult`` per request.
+    Handshake era, ``-32042``: wait at most ``url_wait`` seconds for the URL flows it lists,
+    then retry, at most ``url_retries`` times."""
+
+    input_rounds: int = 10
+    url_wait: float = 300.0
+    url_retries: int = 3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogOptions:
+    """How many ``notifications/message`` a second reach ``on_log`` (``rate``, with bursts of
+    ``burst``); the rest are dropped and counted in ``client.dropped_log_messages``."""
+
+    rate: float = 100.0
+    burst: int = 500
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InputOptions:
+    """How the client answers the server's questions (the handlers themselves are ``Client`` keywords).
+
+    ``roots_consent`` is asked once before roots are first shown to the server (True lets them go);
+    ``resolve_symlinks`` resolves each root path before it is sent; ``sampling_tools`` declares that
+    the ``sampling`` handler accepts ``tools`` (the ``sampling.tools`` capability)."""
+
+    roots_consent: RootsConsent | None = None
+    resolve_symlinks: bool = True
+    sampling_tools: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ClientOptions:
+    """Every group, as the client resolved them (``client.options``)."""
+
+    timeouts: TimeoutOptions
+    retries: RetryOptions
+    logs: LogOptions
+    inputs: InputOptions
+
+
+class FlatOptions(TypedDict, total=False):
+    """The flat keywords ``Client`` has always taken; each sets one field of a group."""
+
+    probe_timeout: float
+    request_timeout: float | None
+    max_input_rounds: int
+    url_wait: float
+    url_retries: int
+    log_rate: float
+    log_burst: int
+    roots_consent: RootsConsent | None
+    resolve_symlinks: bool
+    sampling_tools: bool
+
+
+#: Flat keyword -> (group, field).
+_FLAT: dict[str, tuple[str, str]] = {
+    "probe_timeout": ("timeouts", "probe"),
+    "request_timeout": ("timeouts", "request"),
+    "max_input_rounds": ("retries", "input_rounds"),
+    "url_wait": ("retries", "url_wait"),
+    "url_retries": ("retries", "url_retries"),
+    "log_rate": ("logs", "rate"),
+    "log_burst": ("logs", "burst"),
+    "roots_consent": ("inputs", "roots_consent"),
+    "resolve_symlinks": ("inputs", "resolve_symlinks"),
+    "sampling_tools": ("inputs", "sampling_tools"),
+}
+
+
+def resolve_options(
+    *,
+    timeouts: TimeoutOptions | None,
+    retries: RetryOptions | None,
+    logs: LogOptions | None,
+    inputs: InputOptions | None,
+    flat: FlatOptions,
+) -> ClientOptions:
+    """The groups with the flat keywords applied; ``TypeError`` for a keyword ``Client`` does not take."""
+    groups: dict[str, Any] = {
+        "timeouts": timeouts or TimeoutOptions(),
+        "retries": retries or RetryOptions(),
+        "logs": logs or LogOptions(),
+        "inputs": inputs or InputOptions(),
+    }
+    changes: dict[str, dict[str, Any]] = {}
+    for keyword, value in flat.items():
+        target = _FLAT.get(keyword)
+        if target is None:
+            raise TypeError(f"Client() got an unexpected keyword argument {keyword!r}")
+        changes.setdefault(target[0], {})[target[1]] = value
+    for group, fields in changes.items():
+        groups[group] = dataclasses.replace(groups[group], **fields)
+    return ClientOptions(**groups)

@@ -1,0 +1,249 @@
+"""What the sending and the reading halves of the HTTP client transport share.
+
+``HttpClientTransport`` (``client.py``) is an ``HttpLink`` with the transport
+interface on top. ``client_send`` POSTs each message in order; ``client_streams``
+reads what answers it (JSON, or SSE resumed after a break, and the GET stream).
+Both work on the one ``HttpLink`` here: the endpoint and its session, the requests
+in flight, the inbox the connection reads, and the verdict that the server is gone.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ACCEPT_BOTH",
+    "CUT",
+    "NETWORK_ERRORS",
+    "SNIPPET_CHARS",
+    "SSE",
+    "UNREACHABLE",
+    "Exchange",
+    "HttpLink",
+    "Post",
+    "describe",
+    "label",
+    "snippet",
+    "stateless_version",
+]
+
+import asyncio
+import logging
+import os
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import httpx
+
+from ...protocol.events import RequestId
+from ...types import meta as M
+from ...types.errors import INTERNAL_ERROR
+from .negotiated import ParamHeaders
+
+logger = logging.getLogger("backchannel.http")
+_T = TypeVar("_T")
+
+ACCEPT_BOTH = "application/json, text/event-stream"
+SSE = "text/event-stream"
+#: How much of a body or an event an error or log message quotes.
+SNIPPET_CHARS = 200
+NETWORK_ERRORS = (httpx.HTTPError, OSError)
+#: Nothing accepted our connection: the server is gone (or was never there), so no request can succeed.
+UNREACHABLE = (httpx.ConnectError, httpx.ConnectTimeout)
+#: The connection broke under a request: the server may have died, or only this connection did.
+CUT = (
+    httpx.ReadError,
+    httpx.WriteError,
+    httpx.CloseError,
+    httpx.RemoteProtocolError,
+    httpx.ReadTimeout,
+    httpx.WriteTimeout,
+    OSError,
+)
+#: How long the reachability check may take, per attempt; a dead pooled connection costs one more attempt.
+_PROBE_TIMEOUT = httpx.Timeout(10.0)
+_PROBE_ATTEMPTS = 2
+
+
+@dataclass(eq=False)
+class Exchange:
+    """A request we POSTed, and the task reading the HTTP response that should answer it."""
+
+    request_id: RequestId
+    method: str
+    stateless: bool
+    task: asyncio.Task[None] | None = None
+    answered: bool = False
+    abandoned: bool = False  # we cancelled it: no answer is expected and none is made up
+
+
+@dataclass(eq=False)
+class Post:
+    """One message waiting its turn to be POSTed."""
+
+    message: dict[str, Any]
+    exchange: Exchange | None = None
+    #: For ``notifications/cancelled``: the request whose stream to close once this is sent.
+    then_close: Exchange | None = None
+
+
+class HttpLink:
+    """The state of one client end of Streamable HTTP at ``url`` (see ``HttpClientTransport``)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None,
+        httpx_client: httpx.AsyncClient | None,
+        open_get_stream: bool,
+        max_reconnects: int,
+    ) -> None:
+        self.url = url
+        self.headers = httpx.Headers(dict(headers or {}))
+        self.open_get_stream = open_get_stream
+        self.max_reconnects = max_reconnects
+        self.owns_client = httpx_client is None
+        self.http = httpx_client or httpx.AsyncClient(timeout=httpx.Timeout(30, read=None))
+        #: ``Mcp-Session-Id`` from the ``initialize`` response, sent on every later handshake-era request.
+        self.session_id: str | None = None
+        #: The handshake-era version the client says ``initialize`` chose (``use_protocol_version``).
+        self.protocol_version: str | None = None
+        #: Per tool, the ``x-mcp-header`` annotations the client handed over (``use_tool_headers``).
+        self.tool_headers: dict[str, ParamHeaders] = {}
+        self.inbox: asyncio.Queue[list[Any] | None] = asyncio.Queue()
+        self.outbox: asyncio.Queue[Post] = asyncio.Queue()
+        self.exchanges: dict[RequestId, Exchange] = {}
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.sender: asyncio.Task[None] | None = None
+        self.listener: asyncio.Task[None] | None = None
+        self.probe: asyncio.Task[bool] | None = None
+        self.closed = False
+        #: Why the server is taken for gone, once it is: the transport is over.
+        self.unreachable: str | None = None
+
+    # ------------------------------------------------------------ delivery
+
+    def deliver(self, messages: list[Any]) -> None:
+        """Hand ``messages`` to the connection (the next ``receive``); an answer settles its exchange."""
+        batch = [self._note_answer(message) for message in messages if isinstance(message, dict)]
+        if batch and not self.closed and self.unreachable is None:
+            self.inbox.put_nowait(batch)
+
+    def _note_answer(self, message: dict[str, Any]) -> dict[str, Any]:
+        if "method" not in message and "id" in message:
+            exchange = self.exchanges.pop(message["id"], None)
+            if exchange is not None:
+                exchange.answered = True
+        return message
+
+    def fail(self, exchange: Exchange | None, message: str, code: int = INTERNAL_ERROR) -> None:
+        """Answer ``exchange``'s request with an error, unless it is answered or abandoned."""
+        if exchange is None or exchange.answered or exchange.abandoned:
+            return
+        self.deliver([{"jsonrpc": "2.0", "id": exchange.request_id, "error": {"code": code, "message": message}}])
+
+    def stream_headers(self, last_event_id: str | None) -> httpx.Headers:
+        """Headers of a handshake-era GET (or, without ``accept``, the closing DELETE)."""
+        headers = httpx.Headers(self.headers)
+        headers["accept"] = SSE
+        if self.session_id is not None:
+            headers["mcp-session-id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["mcp-protocol-version"] = self.protocol_version
+        if last_event_id is not None:
+            headers["last-event-id"] = last_event_id
+        return headers
+
+    def spawn(self, coroutine: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
+        """Run ``coroutine`` as a task that ``close`` (or giving up) cancels."""
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    # ------------------------------------------------------- a server gone
+
+    async def reachable(self) -> bool:
+        """Whether anything still serves our URL, after a connection broke under a request.
+
+        Every request cut at the same moment (the server died) shares one check. When the
+        answer is no, the transport is over before this returns.
+        """
+        if self.probe is None or self.probe.done():
+            self.probe = self.spawn(self._check_reachable())
+        return await asyncio.shield(self.probe)
+
+    async def _check_reachable(self) -> bool:
+        # A GET without the session: it opens no stream and touches no state, and any HTTP
+        # answer, even an error status, proves that something serves the URL.
+        headers = httpx.Headers(self.headers)
+        headers["accept"] = SSE
+        failure: BaseException | None = None
+        for _ in range(_PROBE_ATTEMPTS):  # a pooled connection the server had dropped fails once, harmlessly
+            try:
+                async with self.http.stream("GET", self.url, headers=headers, timeout=_PROBE_TIMEOUT):
+                    return True
+            except UNREACHABLE as exc:
+                failure = exc
+                break
+            except httpx.TimeoutException:
+                return True  # it took the connection and is slow to answer: not gone
+            except NETWORK_ERRORS as exc:
+                failure = exc  # it took the connection and dropped it without an HTTP answer
+        assert failure is not None
+        self.give_up(failure)
+        return False
+
+    def give_up(self, exc: BaseException) -> None:
+        """The server cannot be reached: end the transport, so that every pending call fails
+        now with ``ConnectionClosed`` (instead of each retrying a server that is not there)."""
+        if self.closed or self.unreachable is not None:
+            return
+        self.unreachable = f"the server at {self.url} cannot be reached: {describe(exc)}"
+        logger.info("%s; closing the HTTP transport", self.unreachable)
+        current = asyncio.current_task()
+        for task in (self.sender, self.listener, *self.tasks):
+            if task is not None and task is not current:
+                task.cancel()
+        self.inbox.put_nowait(None)
+
+
+def stateless_version(message: dict[str, Any]) -> str | None:
+    """The stateless-era version a message carries in ``params._meta``; None for a handshake-era one."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(M.PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def snippet(body: bytes) -> str:
+    """The start of a body, for an error message."""
+    text = body.decode("utf-8", "replace").strip()
+    return text[:SNIPPET_CHARS] if text else "(empty body)"
+
+
+def label(message: dict[str, Any]) -> str:
+    """How a log line names a message that has no request of ours to fail."""
+    method = message.get("method")
+    return str(method) if method is not None else f"the answer to request {message.get('id')!r}"
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as a log or error message says it, with the system's reason when httpx hides it."""
+    text = str(exc)
+    described = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    # httpx says "All connection attempts failed"; the system's reason ("Connection refused") is further down.
+    reason = _system_reason(exc)
+    return f"{described} ({reason})" if reason and reason not in described else described
+
+
+def _system_reason(exc: BaseException) -> str | None:
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    reason = None
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, OSError) and isinstance(cause.errno, int) and cause.errno > 0:
+            reason = os.strerror(cause.errno)
+        cause = cause.__cause__ or cause.__context__
+    return reason
