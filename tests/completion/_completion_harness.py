@@ -5,24 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+import functools
+from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
 from backchannel import Client, Server
+from backchannel.testing import run as kit_run
 from backchannel.transports.memory import memory_pair
 
 T = TypeVar("T")
 ERAS = ("legacy", "modern")
 
 
-def run(make: Callable[[], Awaitable[T]], timeout: float = 20.0) -> T:
-    """Run one async test body with a hard time bound."""
-
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await make()
-
-    return asyncio.run(bounded())
+run = functools.partial(kit_run, timeout=20.0)
 
 
 @contextlib.asynccontextmanager

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,20 +27,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from _server_harness import MODERN, RawPeer, error_of, result_of
 
+from backchannel.testing import run as kit_run
+
 __all__ = ["ERAS", "MODERN", "RawPeer", "Tap", "error_of", "result_of", "run", "session"]
 
 T = TypeVar("T")
 ERAS = ("legacy", "modern")
 
 
-def run(make: Callable[[], Awaitable[T]], timeout: float = 10.0) -> T:
-    """Run one async test body with a hard time bound."""
-
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await make()
-
-    return asyncio.run(bounded())
+run = kit_run
 
 
 def _copy(message: Any) -> Any:

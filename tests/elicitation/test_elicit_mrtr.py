@@ -12,6 +12,7 @@ from typing_extensions import TypedDict
 
 from backchannel import Context, Server
 from backchannel.server.mrtr import StateSealer
+from backchannel.testing import FakeClock
 from backchannel.types import meta as M
 
 FORM_CAPS = {M.CLIENT_CAPABILITIES: {"elicitation": {"form": {}}}}
@@ -173,14 +174,14 @@ def test_state_from_another_server_key_is_refused() -> None:
 
 
 def test_expired_state_is_refused() -> None:
-    now = [1_000.0]
+    clock = FakeClock()
     server = two_step_server()
-    server.state_sealer = StateSealer(ttl=60.0, clock=lambda: now[0])
+    server.state_sealer = StateSealer(ttl=60.0, clock=clock)
 
     async def body() -> None:
         async with RawPeer(server) as peer:
             state = result_of(await call(peer))["requestState"]
-            now[0] += 60.5
+            clock.advance(60.5)
             response = await call(peer, inputResponses={"step1": accept({"name": "Ada"})}, requestState=state)
             assert "expired" in error_of(response)["message"]
 

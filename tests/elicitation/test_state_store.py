@@ -3,13 +3,12 @@ clock, buckets that count live keys only, a bound on the whole store, JSON value
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import pytest
 
 from backchannel.server.state import MemoryStore, StateStore, StoreFull
+from backchannel.testing import run as kit_run
 
 T = TypeVar("T")
 
@@ -22,8 +21,7 @@ class Clock:
         return self.now
 
 
-def run(make: Callable[[], Awaitable[T]]) -> T:
-    return asyncio.run(asyncio.wait_for(make(), 10))  # type: ignore[arg-type]
+run = kit_run
 
 
 def test_add_is_set_if_absent_and_get_returns_a_copy() -> None:

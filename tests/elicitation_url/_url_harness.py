@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import re
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, TypeVar
 
 import httpx
@@ -18,6 +19,7 @@ from backchannel import Client, Context, Server
 from backchannel.client.url_flow import UrlElicitation, UrlElicitationHandler
 from backchannel.protocol.events import Outgoing
 from backchannel.server.url_elicitation import UrlElicitations, UrlFlow
+from backchannel.testing import run as kit_run
 from backchannel.transports.base import Transport
 from backchannel.transports.memory import MemoryTransport, memory_pair
 
@@ -27,12 +29,7 @@ BASE = "http://flows.test"
 CODE = re.compile(r"Confirmation code: (\d{4}-\d{4})")
 
 
-def run(make: Callable[[], Awaitable[T]], timeout: float = 15.0) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await make()
-
-    return asyncio.run(bounded())
+run = functools.partial(kit_run, timeout=15.0)
 
 
 def code_in(message: str) -> str:
@@ -95,7 +92,8 @@ async def connected(
     """A ``Client`` in ``era`` over a recorded memory pair; ``principal`` is who the
     server sees calling (as an HTTP authenticator would name them)."""
     client_side, server_side = memory_pair()
-    server_side.principal = principal  # type: ignore[attr-defined]  # read by ctx.principal
+    server_side.principal = principal  # read by ctx.principal
+    server_side.authenticates_callers = True  # as over HTTP: no principal is an anonymous caller
     recorder = Recorder(client_side)
     serving = asyncio.create_task(server.serve(server_side))
     client = Client(recorder, era=era, name="tester", url_elicitation=url_handler, **options)  # type: ignore[arg-type]

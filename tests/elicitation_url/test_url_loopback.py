@@ -98,7 +98,8 @@ def test_stdio_server_serves_the_page_on_a_loopback_side_listener(era: str) -> N
             other = other_local_address()
             if other is not None:
                 assert not accepts(other, port)
-            await asyncio.sleep(0.05)
+            await client.list_tools()  # two round trips (no ping in the stateless era): the accept is handled
+            await client.list_tools()
             assert not call.done()
             done = await finish_in_browser(request)
             assert "Done" in done.text
@@ -256,7 +257,7 @@ def http_peer(port: int) -> Iterator[str]:
         while not accepts("127.0.0.1", port):
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
             assert time.monotonic() < deadline, "the HTTP peer did not start"
-            time.sleep(0.1)
+            time.sleep(0.1)  # polling another process's port, bounded by the deadline: nothing to wait on
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()

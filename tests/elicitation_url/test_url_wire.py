@@ -31,6 +31,7 @@ from backchannel import Context, MissingCapability, RequestError, Server
 from backchannel.client.inputs import InputHandlers
 from backchannel.client.url_flow import UrlConsent, UrlElicitation, UrlFlowIncomplete
 from backchannel.server.url_elicitation import UrlElicitations, url_elicitation_required
+from backchannel.testing import within
 from backchannel.types.errors import InvalidParams
 
 COMPLETE = "notifications/elicitation/complete"
@@ -59,7 +60,8 @@ def test_handshake_request_path_sends_an_id_and_announces_completion() -> None:
             assert request.url.startswith(f"{BASE}/elicit/")
             code = code_in(request.message)
             assert code not in request.url and code.replace("-", "") not in request.url
-            await asyncio.sleep(0.05)
+            await client.ping()  # two round trips: whatever the server did about the accept is done
+            await client.ping()
             assert not call.done()  # accept is consent only: the tool waits for the browser
             done = await browser.complete(request)
             assert done.status_code == 200
@@ -111,7 +113,8 @@ def test_stateless_retry_answers_not_yet_with_state_only_rounds() -> None:
         ):
             call = asyncio.create_task(client.call_tool("confirm"))
             request = await person.seen.get()
-            await asyncio.sleep(0.3)  # the person is slow: the client keeps retrying
+            # The person is slow: the browser is opened only once the client has retried twice.
+            await within(lambda: len(recorder.results()) >= 3, "three input_required rounds")
             await browser.complete(request)
             assert text_of(await call) == "accept"
         waiting = [r for r in recorder.results() if r.get("resultType") == "input_required"]

@@ -13,7 +13,7 @@ import contextlib
 import json
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,6 +23,7 @@ import uvicorn
 from backchannel import Context, Server
 from backchannel.framing import http as H
 from backchannel.framing.sse import SSEDecoder, SSEEvent
+from backchannel.testing import run as kit_run
 from backchannel.transports.http.app import HttpApp
 from backchannel.types import meta as M
 
@@ -38,14 +39,7 @@ REGION_SCHEMA = {
 }
 
 
-def run(make: Callable[[], Awaitable[T]], timeout: float = 10.0) -> T:
-    """Run one async test body with a hard time bound."""
-
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await make()
-
-    return asyncio.run(bounded())
+run = kit_run
 
 
 # --------------------------------------------------------------------------- the server

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import signal
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import httpx
@@ -27,6 +28,7 @@ import pytest
 
 from backchannel import Client
 from backchannel.protocol.events import ProgressReceived
+from backchannel.testing import run as kit_run
 from backchannel.transports.base import TransportBroken
 from backchannel.transports.http.client import HttpClientTransport
 from backchannel.types.content import TextContent
@@ -67,12 +69,7 @@ asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
 """
 
 
-def run(main: Callable[[], Awaitable[None]]) -> None:
-    async def bounded() -> None:
-        async with asyncio.timeout(BOUND):
-            await main()
-
-    asyncio.run(bounded())
+run = functools.partial(kit_run, timeout=BOUND)
 
 
 @contextlib.contextmanager

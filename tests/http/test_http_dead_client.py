@@ -28,7 +28,7 @@ from _http_harness import (
 
 from backchannel import Context, Server
 from backchannel.transports.http.app import HttpApp
-from backchannel.transports.http.sessions import LegacySession
+from backchannel.transports.http.sessions import HttpSession
 from backchannel.types.errors import INVALID_REQUEST
 
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}}
@@ -65,7 +65,7 @@ async def elicited(client: httpx.AsyncClient, session_id: str) -> tuple[httpx.Re
     return response, reader
 
 
-def assert_freed(app: HttpApp, session: LegacySession) -> None:
+def assert_freed(app: HttpApp, session: HttpSession) -> None:
     """Nothing of ``session`` is left: not in the registry, no handler, no pending request, no stream."""
     assert session.session_id not in app.sessions.sessions
     connection = session.connection

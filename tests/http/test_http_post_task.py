@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from backchannel.server import Context, Server
-from backchannel.transports.http.asgi import GONE, Mailbox
+from backchannel.transports.http.asgi import CLIENT_LEFT, TIMED_OUT, Mailbox
 
 REQUEST_TAG: contextvars.ContextVar[str] = contextvars.ContextVar("request_tag", default="unset")
 LEGACY = "2025-11-25"
@@ -167,12 +167,12 @@ def test_mailbox_gives_items_in_order_and_gone_on_timeout() -> None:
         box.put(1)
         box.put(2)
         assert [await box.get(0.01), await box.get(0.01)] == [1, 2]
-        assert await box.get(0.01) is GONE  # nothing came in time
+        assert await box.get(0.01) is TIMED_OUT  # nothing came in time
         later = asyncio.get_running_loop().call_later(0.01, box.put, 3)
         assert await box.get(1.0) == 3  # a waiting reader wakes for an item
         later.cancel()
-        box.put(GONE)
-        assert box.ends_with(GONE) and await box.get() is GONE
+        box.put(CLIENT_LEFT)
+        assert box.ends_with(CLIENT_LEFT) and await box.get() is CLIENT_LEFT
 
     asyncio.run(body())
 

@@ -49,13 +49,13 @@ def test_resume_a_dropped_stream_with_last_event_id(release_before_get: bool) ->
             # The connection is gone; the handler is not cancelled by that (handshake era).
             if release_before_get:
                 probe.release.set()
-                await asyncio.sleep(0.1)
-            else:
-                asyncio.get_running_loop().call_later(0.2, probe.release.set)
+                connection = server.app.sessions.sessions[session_id].connection
+                await wait_until(lambda: connection.active_handlers == 0)  # the answer is stored
             resume = {**GET, "mcp-session-id": session_id, "last-event-id": f"{stream_id}_1"}
             async with client.stream("GET", "/mcp", headers=resume) as again:
                 assert again.status_code == 200
                 assert again.headers["content-type"] == "text/event-stream"
+                probe.release.set()  # (again, or only now: the stream is attached, it will see the rest)
                 reader = SSEReader(again)
                 events = []
                 while (event := await reader.next_event()) is not None:

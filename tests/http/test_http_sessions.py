@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import gc
+import time
 import weakref
 
 from _http_harness import (
@@ -165,7 +165,7 @@ def test_notification_and_client_response_posts_are_202_with_no_body() -> None:
 def test_idle_timeout_ends_the_session_and_frees_its_memory() -> None:
     async def body() -> None:
         server = make_server()
-        app = server.http_app(session_idle_timeout=0.3)
+        app = server.http_app(session_idle_timeout=60.0)
         async with asgi_client(app) as client:
             session_id = await open_session(client)
             # A streamed answer leaves events in the store, tied to the session.
@@ -176,11 +176,12 @@ def test_idle_timeout_ends_the_session_and_frees_its_memory() -> None:
             session = weakref.ref(app.sessions.sessions[session_id])
             connection = weakref.ref(app.sessions.sessions[session_id].connection)
             assert len(app.event_store) == 1  # type: ignore[arg-type]
+            # The reaper's question, asked a minute and a second from now: no waiting it out.
+            await app.sessions.end_idle(time.monotonic() + 61.0)
             await wait_until(lambda: session_id not in app.sessions.sessions, timeout=3)
             await wait_until(lambda: connection() is None or connection().closed.is_set())  # type: ignore[union-attr]
             assert len(app.event_store) == 0  # type: ignore[arg-type]
-            await asyncio.sleep(0.05)
-            gc.collect()
+            await wait_until(lambda: gc.collect() >= 0 and session() is None and connection() is None)
             assert session() is None and connection() is None  # nothing holds the ended session
             assert len(server._connections) == 0
             response = await client.post("/mcp", json=request("tools/list"), headers=legacy_headers(session_id))
@@ -191,13 +192,14 @@ def test_idle_timeout_ends_the_session_and_frees_its_memory() -> None:
 
 def test_activity_keeps_a_session_alive_past_the_idle_timeout() -> None:
     async def body() -> None:
-        app = make_server().http_app(session_idle_timeout=0.4)
+        app = make_server().http_app(session_idle_timeout=60.0)
         async with asgi_client(app) as client:
             session_id = await open_session(client)
-            for _ in range(6):  # 0.6 s of pings, each well inside the timeout
-                await asyncio.sleep(0.1)
+            for _ in range(6):  # 6 x 40 s of pings, each well inside the timeout: 4 timeouts in all
                 ping = await client.post("/mcp", json=request("ping"), headers=legacy_headers(session_id))
                 assert ping.status_code == 200
+                # The reaper's question 40 s after this ping, asked now instead of waited for.
+                assert await app.sessions.end_idle(time.monotonic() + 40.0) == 0
             assert session_id in app.sessions.sessions
 
     run(body)

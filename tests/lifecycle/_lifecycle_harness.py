@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 from backchannel import Client, Server
 from backchannel.protocol.events import Outgoing
 from backchannel.runtime.connection import Connection
+from backchannel.testing import run as kit_run
 from backchannel.transports.base import Transport, wire_messages
 from backchannel.transports.memory import MemoryTransport, memory_pair
 
@@ -20,14 +21,7 @@ ERAS = ("legacy", "modern")
 BOUND = 10.0  # seconds: no test may take longer, whatever goes wrong
 
 
-def run(make: Callable[[], Awaitable[T]], bound: float = BOUND) -> T:
-    """Run one async test body under a hard time bound."""
-
-    async def bounded() -> T:
-        async with asyncio.timeout(bound):
-            return await make()
-
-    return asyncio.run(bounded())
+run = kit_run
 
 
 class Wire(Transport):

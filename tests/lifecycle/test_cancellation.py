@@ -313,4 +313,4 @@ def test_a_thousand_cancelled_calls_leave_the_tables_empty_cn09_pg16(era: str) -
             assert set(wire.cancellations()) == ids  # every one that was sent is cancelled on the wire
             assert not [m for m in wire.written if m.get("id") in ids]  # CN-10: not one answer
 
-    run(main, bound=20.0)
+    run(main, timeout=20.0)

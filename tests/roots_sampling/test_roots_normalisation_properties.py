@@ -26,7 +26,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from backchannel.client.inputs import normalise_root
-from backchannel.protocol.roots import file_uri, local_path, normalise_path, path_from_file_uri
+from backchannel.protocol.roots import file_uri, path_from_file_uri
+from backchannel.runtime.local_paths import local_path, normalise_path
 from backchannel.server.roots import RootItem, Roots
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX path rules")

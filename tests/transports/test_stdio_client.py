@@ -7,16 +7,17 @@ dies, every pending request fails at once with ``ConnectionClosed``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import subprocess
 import sys
 import textwrap
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from backchannel.client import Client
+from backchannel.testing import run as kit_run
 from backchannel.transports.stdio import StdioClientTransport
 from backchannel.types.content import TextContent
 from backchannel.types.errors import ConnectionClosed
@@ -25,12 +26,7 @@ FIXTURE = str(Path(__file__).resolve().parents[1] / "fixtures" / "wire_server.py
 BOUND = 15.0
 
 
-def run(main: Callable[[], Awaitable[None]]) -> None:
-    async def bounded() -> None:
-        async with asyncio.timeout(BOUND):
-            await main()
-
-    asyncio.run(bounded())
+run = functools.partial(kit_run, timeout=BOUND)
 
 
 def text(result: Any) -> str:

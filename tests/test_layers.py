@@ -1,0 +1,141 @@
+"""The house's layers, read from the code: no import points up a layer, none forms a cycle.
+
+The list below is the one in README and ``docs/architecture.md``, bottom first. A
+subpackage may import its own modules and any subpackage of a lower layer; subpackages of
+one layer are independent of each other. Type-only imports (under ``TYPE_CHECKING``) count
+too: a name a module needs to be read is a dependency all the same.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "backchannel"
+
+#: Bottom first. ``(package)`` is ``backchannel/__init__.py``, the curated public surface
+#: (it re-exports server/, client/ and types/); ``__main__`` is ``python -m backchannel``.
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"types"}),
+    frozenset({"protocol", "framing", "forms"}),
+    frozenset({"transports"}),
+    frozenset({"runtime"}),
+    frozenset({"server", "client"}),
+    frozenset({"ui", "(package)"}),
+    frozenset({"cli", "testing"}),
+    frozenset({"__main__"}),
+)
+
+#: Pairs that the ranks would allow but the design does not: the terminal client is a client,
+#: and needs nothing of the server's (what both need lives lower down).
+INDEPENDENT: frozenset[tuple[str, str]] = frozenset({("ui", "server")})
+
+#: Known exceptions, each with the issue that removes it. Keep this list short and dated.
+KNOWN_UPWARD: dict[tuple[str, str], str] = {
+    ("transports", "server"): "#14: the HTTP host (app, sessions, stateless entry) moves above the runtime",
+}
+
+RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
+
+
+def subpackage_of(module: tuple[str, ...]) -> str:
+    """``("server", "tools")`` -> ``"server"``; ``("__main__",)`` -> ``"__main__"``; the package's
+    own ``__init__`` (or a name imported from it, like ``__version__``) -> ``"(package)"``."""
+    if len(module) > 1 or (PACKAGE / module[0]).is_dir():
+        return module[0]
+    return "__main__" if module[0] == "__main__" else "(package)"
+
+
+def imports_of(path: Path) -> set[tuple[str, ...]]:
+    """The ``backchannel`` modules ``path`` imports, as paths below the package."""
+    relative = path.relative_to(PACKAGE).with_suffix("")
+    package = relative.parts[:-1]  # a module's package; an __init__'s package is its folder
+    found: set[tuple[str, ...]] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+                target = (*base, *(node.module.split(".") if node.module else ()))
+            elif node.module and node.module.split(".")[0] == "backchannel":
+                target = tuple(node.module.split(".")[1:])
+            else:
+                continue
+            if target:
+                found.add(target)
+            else:  # ``from .. import x`` at the top: x is a subpackage or a top-level module
+                found.update((alias.name,) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "backchannel" and len(parts) > 1:
+                    found.add(tuple(parts[1:]))
+    return found
+
+
+def subpackage_edges() -> dict[tuple[str, str], list[str]]:
+    """(importer, imported) subpackage pairs, with the files that make each."""
+    edges: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = subpackage_of(path.relative_to(PACKAGE).with_suffix("").parts)
+        for target in imports_of(path):
+            imported = subpackage_of(target)
+            if imported != source:
+                edges[source, imported].append(str(path.relative_to(PACKAGE)))
+    return edges
+
+
+def test_every_subpackage_is_in_a_layer() -> None:
+    present = {subpackage_of(p.relative_to(PACKAGE).with_suffix("").parts) for p in PACKAGE.rglob("*.py")}
+    assert present - RANK.keys() == set(), (
+        "add the new subpackage to LAYERS here, in README and in docs/architecture.md"
+    )
+
+
+def test_no_import_points_up_or_sideways() -> None:
+    wrong = [
+        f"{source} -> {imported} ({', '.join(files)})"
+        for (source, imported), files in sorted(subpackage_edges().items())
+        if (RANK[imported] >= RANK[source] or (source, imported) in INDEPENDENT)
+        and (source, imported) not in KNOWN_UPWARD
+    ]
+    assert wrong == [], "imports against the layers:\n" + "\n".join(wrong)
+
+
+def test_the_known_exceptions_still_exist() -> None:
+    """An exception that no longer happens is removed from the list, so the list stays true."""
+    edges = subpackage_edges()
+    gone = [f"{s} -> {i}: {why}" for (s, i), why in KNOWN_UPWARD.items() if (s, i) not in edges]
+    assert gone == [], "remove from KNOWN_UPWARD:\n" + "\n".join(gone)
+
+
+def test_no_cycle_between_subpackages_beyond_the_known_exceptions() -> None:
+    edges = {pair for pair in subpackage_edges() if pair not in KNOWN_UPWARD}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for source, imported in edges:
+        graph[source].add(imported)
+
+    def reaches(start: str, goal: str) -> bool:
+        seen: set[str] = set()
+        frontier = [start]
+        while frontier:
+            for step in graph.get(frontier.pop(), ()):
+                if step == goal:
+                    return True
+                if step not in seen:
+                    seen.add(step)
+                    frontier.append(step)
+        return False
+
+    cycles = sorted(name for name in list(graph) if reaches(name, name))
+    assert cycles == []
+
+
+@pytest.mark.parametrize(
+    ("source", "imported", "allowed"),
+    [("server", "types", True), ("types", "server", False), ("server", "client", False), ("ui", "client", True)],
+)
+def test_the_rule_itself(source: str, imported: str, allowed: bool) -> None:
+    assert (RANK[imported] < RANK[source]) is allowed
