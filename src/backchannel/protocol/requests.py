@@ -12,7 +12,6 @@ __all__ = ["InboundRequest", "OutboundRequest", "move_inbound", "move_outbound"]
 
 from dataclasses import dataclass
 
-from ..types.ids import RequestId
 from ..types.versions import Era
 from .states import (
     INBOUND_TRANSITIONS,
@@ -45,7 +44,6 @@ class OutboundRequest:
     state: OutboundState
     token: int | str | None = None
     last_progress: float | None = None
-    related: RequestId | None = None  # the peer's request this one was sent on behalf of
 
 
 def move_inbound(record: InboundRequest | None, action: InboundInput, request_id: object) -> InboundState | None:

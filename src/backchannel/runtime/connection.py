@@ -16,8 +16,6 @@ __all__ = ["Connection", "Handler", "ProgressCallback"]
 import asyncio
 import contextlib
 import functools
-import inspect
-import itertools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
@@ -36,17 +34,10 @@ from ..protocol.events import (
 )
 from ..protocol.session import Session
 from ..transports.base import Transport
-from ..types import meta as M
-from ..types.errors import (
-    ConnectionClosed,
-    InternalError,
-    LocalProtocolError,
-    MCPError,
-    RequestTimeout,
-    ToolError,
-)
+from ..types.errors import ConnectionClosed, InternalError, LocalProtocolError, MCPError, ToolError
 from ..types.ids import is_request_id
-from .clocks import ProgressCallback, RequestClocks, extending
+from .clocks import ProgressCallback
+from .requesting import Requesting
 
 logger = logging.getLogger("backchannel")
 
@@ -72,28 +63,22 @@ class Handler(Protocol):
         """Called inline by the read loop: return quickly, or return an awaitable to run as a task."""
 
 
-class Connection:
-    """Drives one ``Session`` over one ``Transport``; ``run()`` until the peer goes away."""
+class Connection(Requesting):
+    """Drives one ``Session`` over one ``Transport``; ``run()`` until the peer goes away.
+
+    The half that sends (``request``, ``notify``, ``timeouts_paused``) is ``Requesting``;
+    the records and the output are ``ConnectionBase``; what is here serves the peer.
+    """
 
     def __init__(self, session: Session, transport: Transport, handler: Handler, *, finish_grace: float = 0.0) -> None:
+        super().__init__(session, transport)
         #: After the peer's input ends, how long handlers still running may take to answer.
         #: A server gives them a moment (``printf request | server`` expects its answer);
         #: a client gives none: a server that stopped talking will not answer.
         self.finish_grace = finish_grace
-        self.session = session
-        self.transport = transport
         self.handler = handler
         self._answer_now: Callable[[RequestReceived, Connection], dict[str, Any] | None] = handler.answer_now
         self.handshake_completed: HandshakeCompleted | None = None
-        self.closed = asyncio.Event()
-        self._tasks: dict[RequestId, asyncio.Task[None]] = {}
-        self._background: set[asyncio.Task[Any]] = set()
-        self._waiters: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
-        self._progress: dict[RequestId, ProgressCallback] = {}
-        self._clocks = RequestClocks()
-        self._tokens = itertools.count(1)
-        self._flush_scheduled = False
-        self._close_reason = "connection closed"
 
     # ------------------------------------------------------------ the loop
 
@@ -144,10 +129,13 @@ class Connection:
         self, batch: list[Any], serve_in_caller_task: RequestId | None = None
     ) -> Coroutine[Any, Any, None] | None:
         receive = self.session.receive_message
+        routes = self._routes
         in_caller_task = None
         for item in batch:
             if isinstance(item, MCPError):
                 self.session.receive_invalid(item)
+                if routes:
+                    self._route(None)
                 continue
             # A bug of ours that one message trips must cost that message only, never the
             # connection: the peer gets -32603 for it and the next message is read as usual.
@@ -156,6 +144,8 @@ class Connection:
             except Exception:
                 self._refuse_after_bug(item, received=False)
                 continue
+            if routes:
+                self._route_received()
             for event in events:
                 try:
                     in_caller_task = self._dispatch(event, serve_in_caller_task) or in_caller_task
@@ -172,6 +162,8 @@ class Connection:
         if is_request_id(request_id) and request_id not in self._tasks:
             error = InternalError(f"Internal error while handling {method}")
             self.session.refuse(request_id, error, received=received)
+        if self._routes:
+            self._route(request_id if is_request_id(request_id) else None)
 
     async def _let_handlers_finish(self) -> None:
         if self._tasks and self.finish_grace > 0:
@@ -251,7 +243,7 @@ class Connection:
             self._answer_with_outcome(request, result, None)
         finally:
             self._tasks.pop(request.id, None)
-        if self.transport.routes_by_request:
+        if self._routes:
             self._flush()  # each answer has its own response: nothing to coalesce, no turn to wait
         else:
             self._schedule_flush()
@@ -294,90 +286,8 @@ class Connection:
             logger.exception("could not send the answer to %s (request %r)", request.method, request.id)
             with contextlib.suppress(LocalProtocolError):
                 self.session.send_error(request.id, InternalError(f"Internal error while handling {request.method}"))
-
-    # ----------------------------------------------------------- speaking
-
-    async def request(
-        self,
-        method: str,
-        params: dict[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        modern_version: str | None = None,
-        related: RequestId | None = None,
-        progress_resets_timeout: bool = False,
-        max_timeout: float | None = None,
-    ) -> dict[str, Any]:
-        """Send a request and wait for its result.
-
-        Raises ``RequestError`` for an error answer, ``RequestTimeout`` after
-        ``timeout`` seconds and ``ConnectionClosed`` when the peer goes away. When
-        the wait ends early (timeout or the caller's cancellation), the request is
-        cancelled on the wire and a late answer is dropped. With
-        ``progress_resets_timeout``, each progress notification restarts the
-        ``timeout`` clock, but never past ``max_timeout`` seconds in all.
-        """
-        if self.closed.is_set():
-            raise ConnectionClosed(f"Connection closed: {self._close_reason}")
-        if on_progress is not None or progress_resets_timeout:
-            params = dict(params or {})
-            params["_meta"] = {**params.get("_meta", {}), M.PROGRESS_TOKEN: next(self._tokens)}
-        request_id = self.session.send_request(method, params, modern_version=modern_version, related=related)
-        waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiters[request_id] = waiter
-        self._flush()
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        hard_deadline = started + max_timeout if max_timeout is not None else None
-        try:
-            if timeout is None and hard_deadline is None:
-                if on_progress is not None:
-                    self._progress[request_id] = on_progress
-                return await waiter
-            first = started + timeout if timeout is not None else hard_deadline
-            if hard_deadline is not None and first is not None:
-                first = min(first, hard_deadline)
-            try:
-                async with asyncio.timeout_at(first) as scope:
-                    self._clocks.track(request_id, scope)
-                    if on_progress is not None or progress_resets_timeout:
-                        self._progress[request_id] = extending(
-                            on_progress, scope, timeout if progress_resets_timeout else None, hard_deadline
-                        )
-                    return await waiter
-            except TimeoutError:
-                waited = timeout if timeout is not None and not progress_resets_timeout else loop.time() - started
-                raise RequestTimeout(f"{method} got no answer within {waited:.3g} s; it was cancelled") from None
-        except (asyncio.CancelledError, RequestTimeout):
-            # The waiter itself is cancelled along with the wait, so ask the session, not the
-            # waiter, whether an answer came: ``cancel`` is a no-op (None) once one did.
-            if (
-                method != "initialize"
-                and not self.closed.is_set()
-                and self.session.cancel(request_id, "the caller stopped waiting") is not None
-            ):
-                self._flush()
-            raise
-        finally:
-            self._waiters.pop(request_id, None)
-            self._progress.pop(request_id, None)
-            self._clocks.forget(request_id)
-
-    def timeouts_paused(self) -> contextlib.AbstractContextManager[None]:
-        """Stop the clocks of our pending requests while a person answers the peer.
-
-        A tool call that asks the user a question must not time out because the user
-        took a while: the time spent inside this block does not count against any
-        request's timeout (the clocks resume with what they had left).
-        """
-        return self._clocks.paused()
-
-    def notify(self, method: str, params: dict[str, Any] | None = None, *, related: RequestId | None = None) -> None:
-        """Send a notification now (it is written before this returns). ``related`` names
-        the peer's request it belongs to, so HTTP sends it on that request's stream."""
-        self.session.send_notification(method, params, related=related)
-        self._flush()
+        if self._routes:
+            self._route(request.id)
 
     def abort(self, request_id: RequestId, reason: str = "the peer went away") -> None:
         """Stop the handler of the peer's request; no answer will be sent (a closed
@@ -391,39 +301,9 @@ class Connection:
     ) -> None:
         """Progress on the peer's request; see ``Session.send_progress`` for the rules it enforces."""
         if self.session.send_progress(request_id, progress, total, message):
+            if self._routes:
+                self._route(request_id)
             self._schedule_flush()
-
-    # ------------------------------------------------------------- output
-
-    def _flush(self) -> None:
-        self._flush_scheduled = False
-        if self.transport.routes_by_request:
-            routed = self.session.outgoing_routed()
-            if routed and not self.closed.is_set():
-                try:
-                    self.transport.write_routed(routed)
-                except ConnectionClosed as exc:
-                    logger.debug("dropping %d outgoing messages: %s", len(routed), exc)
-            return
-        items = self.session.outgoing()
-        if items and not self.closed.is_set():
-            try:
-                self.transport.write(items)
-            except ConnectionClosed as exc:
-                logger.debug("dropping %d outgoing messages: %s", len(items), exc)
-
-    def _schedule_flush(self) -> None:
-        # Answers finishing in the same loop turn leave in one write.
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
-
-    # ---------------------------------------------------------- lifecycle
-
-    async def close(self) -> None:
-        """Close the transport; ``run()`` then ends and everything pending fails."""
-        self._flush()
-        await self.transport.close()
 
     def _shutdown(self, reason: str) -> None:
         if self.closed.is_set():
@@ -438,36 +318,9 @@ class Connection:
         for task in list(self._background):
             task.cancel()
 
-    @property
-    def active_handlers(self) -> int:
-        return len(self._tasks)
-
-    @property
-    def pending_requests(self) -> int:
-        return len(self._waiters)
-
     def _handler_task_done(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
         # A task cancelled before its first step (the request and its cancellation came
         # in one read) never enters ``_run_handler``, so its cleanup happens here.
         if self._tasks.get(request_id) is task:
             del self._tasks[request_id]
             self.session.forget(request_id)
-
-    def _spawn(self, coroutine: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(coroutine)
-        self._background.add(task)
-        task.add_done_callback(self._background_done)
-
-    def _background_done(self, task: asyncio.Task[Any]) -> None:
-        self._background.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            logger.error("notification handler failed", exc_info=task.exception())
-
-    def _run_callback(self, callback: ProgressCallback, event: ProgressReceived) -> None:
-        try:
-            outcome = callback(event)
-        except Exception:
-            logger.exception("progress callback failed")
-            return
-        if inspect.isawaitable(outcome):
-            self._spawn(outcome)

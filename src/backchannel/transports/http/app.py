@@ -8,6 +8,9 @@ Routing follows the dual-era reading of the spec (CHANGES-2026-07-28 §13):
   is served on its own (stateless era): one POST, one request, its own
   protocol session; closing the response cancels it.
 
+What a handshake-era session sends back (a request POST's answer, the GET stream, a
+resumption) is written by ``session_responses.py``.
+
 Every refusal is a JSON-RPC error body with the fitting HTTP status, the limits'
 (``limits.py``) included: a body that does not arrive in time is 408, a request past
 the cap on requests served at once or on live sessions is 503 with ``Retry-After``.
@@ -23,8 +26,6 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from ...framing import http as H
-from ...framing.sse import encode_comment, encode_event
-from ...protocol.events import RequestId
 from ...types import meta as M
 from ...types.errors import InvalidRequest
 from ...types.versions import LEGACY_VERSIONS, MODERN_VERSIONS
@@ -32,14 +33,12 @@ from .asgi import (
     Receive,
     Scope,
     Send,
-    encode_headers,
     header_map,
     read_body,
     send_bytes,
-    send_start,
 )
 from .auth import Authenticator, Principal
-from .event_store import EventStore, InMemoryEventStore, parse_event_id
+from .event_store import EventStore, InMemoryEventStore
 from .limits import (
     BODY_TIMEOUT,
     MAX_REQUESTS,
@@ -51,27 +50,15 @@ from .limits import (
     busy,
     too_slow,
 )
-from .responses import StreamingResponse, finish_from_post_task, forward_stream, pump_get_stream
+from .responses import send_rejection
+from .session_responses import answer_request_post, resume_stream, serve_get_stream
 from .sessions import HttpSession, SessionRegistry
 from .stateless import serve_stateless
-from .streams import (
-    CLOSE_RESPONSE,
-    END_STREAM,
-    JSON_HEADERS,
-    SSE_HEADERS,
-    MessageFeed,
-    StreamSignal,
-    encode_message,
-    is_answer_to,
-)
 
 if TYPE_CHECKING:
     from ...server.server import Server
 
 logger = logging.getLogger("backchannel.http")
-
-RAW_JSON_HEADERS = encode_headers(dict(JSON_HEADERS))
-RAW_SSE_HEADERS = encode_headers(SSE_HEADERS)
 
 
 class HttpApp:
@@ -133,7 +120,7 @@ class HttpApp:
             return
         if self.max_requests is not None and self.serving >= self.max_requests:
             limit = f"the server is at its limit of {self.max_requests} requests served at once; try again shortly"
-            await _reject(send, busy(limit, self.retry_after))
+            await send_rejection(send, busy(limit, self.retry_after))
             return
         self.serving += 1
         try:
@@ -153,25 +140,27 @@ class HttpApp:
             # from the page's origin, which the pages check themselves against their base URL.
             rejection = H.check_host_and_origin(headers, allowed_hosts=self.allowed_hosts, allowed_origins=("*",))
             if rejection is not None:
-                await _reject(send, rejection)
+                await send_rejection(send, rejection)
                 return
             await flows(scope, receive, send)
             return
         if path != self.path and not (path == "/" and root.rstrip("/").endswith(self.path)):  # Mount("/x/mcp")
-            await _reject(send, H.Rejection(404, InvalidRequest(f"no MCP endpoint at {full}; use {root}{self.path}")))
+            await send_rejection(
+                send, H.Rejection(404, InvalidRequest(f"no MCP endpoint at {full}; use {root}{self.path}"))
+            )
             return
         rejection = H.check_host_and_origin(
             headers, allowed_hosts=self.allowed_hosts, allowed_origins=self.allowed_origins
         )
         if rejection is not None:
-            await _reject(send, rejection)
+            await send_rejection(send, rejection)
             return
         principal: Principal | None = None
         if self.authenticator is not None:
             principal = await self.authenticator(headers)
             if principal is None:
                 error = H.Rejection(401, InvalidRequest("authentication required"), {"www-authenticate": "Bearer"})
-                await _reject(send, error)
+                await send_rejection(send, error)
                 return
         method = scope["method"]
         if method == "POST":
@@ -181,7 +170,7 @@ class HttpApp:
         elif method == "DELETE":
             await self._delete(headers, principal, send)
         else:
-            await _reject(
+            await send_rejection(
                 send, H.Rejection(405, InvalidRequest(f"{method} is not allowed"), {"allow": "GET, POST, DELETE"})
             )
 
@@ -190,7 +179,7 @@ class HttpApp:
     async def _post(self, headers: dict[str, str], principal: Principal | None, receive: Receive, send: Send) -> None:
         rejection = H.check_accept("POST", headers)
         if rejection is not None:
-            await _reject(send, rejection)
+            await send_rejection(send, rejection)
             return
         deadlines = self.body_deadlines
         if deadlines.timeout is None:  # (run_http: the connection keeps the body's clock)
@@ -199,19 +188,19 @@ class HttpApp:
             body = await deadlines.read(receive, self.max_body_bytes)
         if body is TIMED_OUT:
             assert self.body_deadlines.timeout is not None
-            await _reject(send, too_slow("request body", self.body_deadlines.timeout))
+            await send_rejection(send, too_slow("request body", self.body_deadlines.timeout))
             return
         if body is None:
             too_large = InvalidRequest(f"Payload Too Large: the body exceeds {self.max_body_bytes} bytes")
-            await _reject(send, H.Rejection(413, too_large))
+            await send_rejection(send, H.Rejection(413, too_large))
             return
         parsed = H.parse_post_body(headers, body, max_bytes=self.max_body_bytes)
         if isinstance(parsed, H.Rejection):
-            await _reject(send, parsed)
+            await send_rejection(send, parsed)
             return
         kind = H.classify_message(parsed)
         if isinstance(kind, H.Rejection):
-            await _reject(send, kind)
+            await send_rejection(send, kind)
             return
         message: dict[str, Any] = parsed
         params = message.get("params")
@@ -233,17 +222,19 @@ class HttpApp:
             await self._initialize(message, headers, principal, receive, send)
             return
         if session_id is None:
-            await _reject(
+            await send_rejection(
                 send, H.Rejection(400, InvalidRequest("Mcp-Session-Id header required (send initialize first)"))
             )
             return
         session = self.sessions.get(session_id, principal)
         if session is None:
-            await _reject(send, H.Rejection(404, InvalidRequest("session not found; start a new one with initialize")))
+            await send_rejection(
+                send, H.Rejection(404, InvalidRequest("session not found; start a new one with initialize"))
+            )
             return
         rejection = H.check_protocol_version_header(headers, expected=session.version, supported=LEGACY_VERSIONS)
         if rejection is not None:
-            await _reject(send, rejection)
+            await send_rejection(send, rejection)
             return
         if kind != "request":
             session.feed_messages([message])
@@ -253,7 +244,7 @@ class HttpApp:
                 await asyncio.sleep(0)
             await send_bytes(send, 202, b"", [session.header_bytes])
             return
-        await self._serve_request(session, message, receive, send)
+        await answer_request_post(session, message, receive, send, sse_after=self.sse_after, retry_ms=self.retry_ms)
 
     async def _post_stateless(
         self,
@@ -271,7 +262,7 @@ class HttpApp:
                 param_headers = H.x_mcp_headers(tool.get("inputSchema", {}))
         rejection = H.check_modern_headers(headers, message, param_headers=param_headers)
         if rejection is not None:
-            await _reject(send, rejection)
+            await send_rejection(send, rejection)
             return
         await serve_stateless(self.server, message, receive, send, sse_after=self.sse_after, principal=principal)
 
@@ -285,148 +276,34 @@ class HttpApp:
     ) -> None:
         if self.max_sessions is not None and len(self.sessions.sessions) >= self.max_sessions:
             limit = f"the server is at its limit of {self.max_sessions} live sessions; end one (DELETE) or retry later"
-            await _reject(send, busy(limit, self.retry_after))
+            await send_rejection(send, busy(limit, self.retry_after))
             return
         session = HttpSession(self.sessions.new_id(), principal, self.server, self.event_store)
         self.sessions.add(session)
-        await self._serve_request(session, message, receive, send)
+        await answer_request_post(session, message, receive, send, sse_after=self.sse_after, retry_ms=self.retry_ms)
         if session.protocol.protocol_version is None or session.protocol.state.value == "new":
             await self.sessions.end(session.session_id)  # initialize failed: nothing to keep
-
-    async def _serve_request(self, session: HttpSession, message: dict[str, Any], receive: Receive, send: Send) -> None:
-        """Answer a request POST: plain JSON when the answer is all there is, else a stream.
-
-        The POST's own task runs the request's handler (no task of its own, no hand-over
-        turn), and handlers run in the context of the HTTP request that carries them.
-        The first message the handler sends before its answer, or ``sse_after`` seconds
-        of silence, starts a writer task that streams the response while it goes on.
-        """
-        request_id: RequestId = message["id"]
-        feed = session.open_feed(request_id)
-        # The client is here until this response ends (``_respond`` says when): till then the
-        # idle reaper spares the session, whatever its requests wait for.
-        session.attach()
-        loop = asyncio.get_running_loop()
-        writer: asyncio.Task[None] | None = None
-        responding = False  # whether ``_respond`` runs, which detaches when the response ends
-        streaming = StreamingResponse()
-
-        def start_writer(message: dict[str, Any] | StreamSignal | None = None) -> None:
-            nonlocal writer, responding
-            if writer is None and (message is None or not is_answer_to(message, request_id)):
-                feed.on_put = None
-                timer.cancel()
-                responding = True
-                writer = loop.create_task(self._respond(session, feed, request_id, receive, send, 0.0, streaming))
-
-        try:
-            handler = session.feed_messages([message], serve_in_caller_task=request_id)
-            if handler is None:  # answered at once (a plain synchronous tool), or refused
-                responding = True
-                await self._respond(session, feed, request_id, receive, send, self.sse_after)
-                return
-            timer = loop.call_later(self.sse_after, start_writer)
-            feed.on_put = start_writer
-            try:
-                await handler
-            finally:
-                feed.on_put = None
-                timer.cancel()
-            if writer is not None:
-                if not await finish_from_post_task(streaming, send):
-                    await writer
-                return
-            if feed.queue.empty():  # the handler was stopped (cancelled): no answer will come
-                feed.put(END_STREAM)
-            responding = True
-            await self._respond(session, feed, request_id, receive, send, 0.0)
-        finally:
-            if not responding:
-                session.detach()
-
-    async def _respond(
-        self,
-        session: HttpSession,
-        feed: MessageFeed,
-        request_id: RequestId,
-        receive: Receive,
-        send: Send,
-        wait: float,
-        streaming: StreamingResponse | None = None,
-    ) -> None:
-        """Send the response of a request POST; the session is detached from it when it ends."""
-        try:
-            first = await feed.first(wait)
-            if first is not None and is_answer_to(first, request_id):
-                session.close_feed(request_id)
-                await send_bytes(send, 200, encode_message(first), [*RAW_JSON_HEADERS, session.header_bytes])
-                return
-            # Something other than the answer came first (or nothing yet): stream, resumably.
-            closing = first is CLOSE_RESPONSE
-            stream, sink = session.start_stream(feed, None if closing else first, attached=not closing)
-            priming = encode_event("", event_id=f"{stream.stream_id}_0", retry_ms=self.retry_ms)
-            await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
-            if closing:  # the handler asked to end this response at once (SEP-1699): the client polls
-                await send({"type": "http.response.body", "body": priming, "more_body": False})
-            else:
-                assert sink is not None
-                if streaming is not None:
-                    streaming.sink = sink
-                await forward_stream(send, receive, priming, sink, 0, streaming)
-        finally:
-            session.detach()
 
     # ------------------------------------------------------------------- GET
 
     async def _get(self, headers: dict[str, str], principal: Principal | None, receive: Receive, send: Send) -> None:
         rejection = H.check_accept("GET", headers)
         if rejection is not None:
-            await _reject(send, rejection)
+            await send_rejection(send, rejection)
             return
         session = await self._existing_session(headers, principal, send)
         if session is None:
             return
         last_event_id = headers.get("last-event-id")
         if last_event_id:
-            await self._resume(session, last_event_id, receive, send)
+            await resume_stream(session, last_event_id, self.event_store, receive, send)
             return
         if session.transport.standalone is not None:
-            await _reject(send, H.Rejection(409, InvalidRequest("a GET stream is already open for this session")))
+            await send_rejection(
+                send, H.Rejection(409, InvalidRequest("a GET stream is already open for this session"))
+            )
             return
-        feed = MessageFeed(None)
-        session.transport.standalone = feed
-        session.attach()
-        try:
-            await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
-            await send({"type": "http.response.body", "body": encode_comment("stream open"), "more_body": True})
-            await pump_get_stream(send, receive, feed)
-        finally:
-            session.detach()
-            if session.transport.standalone is feed:
-                session.transport.standalone = None
-
-    async def _resume(self, session: HttpSession, last_event_id: str, receive: Receive, send: Send) -> None:
-        place = parse_event_id(last_event_id)
-        stream = session.streams.get(place[0]) if place is not None else None
-        if place is None or stream is None:  # not ours, or another session's stream: replay nothing
-            await _reject(send, H.Rejection(400, InvalidRequest(f"unknown Last-Event-ID {last_event_id!r}")))
-            return
-        stream_id, position = place
-        sink = stream.attach() if stream is not None else None
-        session.attach()
-        try:
-            replay = await self.event_store.replay_after(stream_id, position)
-            await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
-            last = position
-            for number, event in replay:
-                await send({"type": "http.response.body", "body": event, "more_body": True})
-                last = number
-            if sink is None:
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-                return
-            await forward_stream(send, receive, b"", sink, last)
-        finally:
-            session.detach()
+        await serve_get_stream(session, receive, send)
 
     # ---------------------------------------------------------------- DELETE
 
@@ -442,15 +319,17 @@ class HttpApp:
     ) -> HttpSession | None:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
-            await _reject(send, H.Rejection(400, InvalidRequest("Mcp-Session-Id header required")))
+            await send_rejection(send, H.Rejection(400, InvalidRequest("Mcp-Session-Id header required")))
             return None
         session = self.sessions.get(session_id, principal)
         if session is None:
-            await _reject(send, H.Rejection(404, InvalidRequest("session not found; start a new one with initialize")))
+            await send_rejection(
+                send, H.Rejection(404, InvalidRequest("session not found; start a new one with initialize"))
+            )
             return None
         rejection = H.check_protocol_version_header(headers, expected=session.version, supported=LEGACY_VERSIONS)
         if rejection is not None:  # GET and DELETE carry the header too (2025-11-25 §Protocol Version Header)
-            await _reject(send, rejection)
+            await send_rejection(send, rejection)
             return None
         return session
 
@@ -471,8 +350,3 @@ class HttpApp:
         flows = self.server.url_elicitations
         if flows is not None:
             await flows.stop_pages()
-
-
-async def _reject(send: Send, rejection: H.Rejection) -> None:
-    headers = {**JSON_HEADERS, **rejection.headers} if rejection.error is not None else dict(rejection.headers)
-    await send_bytes(send, rejection.status, rejection.body(), headers)

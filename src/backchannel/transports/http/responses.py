@@ -5,13 +5,14 @@ gets; these loops copy events to it until the stream ends or the client leaves.
 
 from __future__ import annotations
 
-__all__ = ["StreamingResponse", "finish_from_post_task", "forward_stream", "pump_get_stream"]
+__all__ = ["StreamingResponse", "finish_from_post_task", "forward_stream", "pump_get_stream", "send_rejection"]
 
 import contextlib
 
+from ...framing import http as H
 from ...framing.sse import encode_json_event
-from .asgi import DISMISSED, Mailbox, NoItem, Receive, Send, next_item, watching
-from .streams import CLOSE_RESPONSE, MessageFeed, encode_message
+from .asgi import DISMISSED, Mailbox, NoItem, Receive, Send, next_item, send_bytes, watching
+from .streams import CLOSE_RESPONSE, JSON_HEADERS, MessageFeed, encode_message
 
 
 class StreamingResponse:
@@ -116,3 +117,9 @@ async def pump_get_stream(send: Send, receive: Receive, feed: MessageFeed) -> No
             assert type(message) is dict
             event = encode_json_event(encode_message(message))
             await send({"type": "http.response.body", "body": event, "more_body": True})
+
+
+async def send_rejection(send: Send, rejection: H.Rejection) -> None:
+    """Refuse an HTTP request: ``rejection``'s status, headers and JSON-RPC error body."""
+    headers = {**JSON_HEADERS, **rejection.headers} if rejection.error is not None else dict(rejection.headers)
+    await send_bytes(send, rejection.status, rejection.body(), headers)

@@ -1,0 +1,252 @@
+"""The sending half of the session: the commands that speak to the peer.
+
+Each ``send_*`` command checks the move against the tables (``states.py``), updates
+the records, and queues the message; ``outgoing()`` hands the queue over to be
+written. Which response or stream a message travels on is the runtime's business,
+not the session's: the caller of each command knows which of the peer's requests it
+concerns. ``Session`` is where to use it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Sending"]
+
+from typing import Any
+
+from ..types import meta as M
+from ..types.errors import (
+    INVALID_PARAMS,
+    RESOURCE_NOT_FOUND,
+    URL_ELICITATION_REQUIRED,
+    LocalProtocolError,
+    MCPError,
+)
+from ..types.ids import is_request_id
+from ..types.versions import LATEST_MODERN, era_of
+from .capabilities import require
+from .envelope import legacy_result, modern_meta, stamp_modern_result
+from .events import CancelIntent, Outgoing, RequestId
+from .requests import InboundRequest, OutboundRequest, move_inbound, move_outbound
+from .session_base import SessionBase, is_number
+from .states import (
+    OUTBOUND_TRANSITIONS,
+    InboundInput,
+    InboundState,
+    OutboundInput,
+    OutboundState,
+    SessionInput,
+    inbound_fault,
+)
+
+#: Server-to-client requests and the client capability each one needs.
+_NEEDS_CAPABILITY = {
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+
+#: Where our requests start (our ids are fresh, so the move from DONE is always legal).
+_SENT = OUTBOUND_TRANSITIONS[OutboundState.DONE, OutboundInput.SEND_REQUEST]
+_SENT_INITIALIZE = OUTBOUND_TRANSITIONS[OutboundState.DONE, OutboundInput.SEND_INITIALIZE]
+
+
+class Sending(SessionBase):
+    """The session's commands; part of ``Session``. Drain ``outgoing()`` after each."""
+
+    def use_modern(self, version: str = LATEST_MODERN) -> None:
+        """Client: speak the stateless era from now on (after ``server/discover`` succeeded)."""
+        if era_of(version) != "modern" or version not in self.config.versions:
+            raise LocalProtocolError(f"{version!r} is not a stateless-era version we speak")
+        self.era = "modern"
+        self.modern_version = version
+
+    def modern_meta(self, version: str | None = None) -> dict[str, Any]:
+        """The ``_meta`` keys every stateless-era request carries."""
+        meta = modern_meta(version or self.modern_version, self.config.capabilities, self.config.info)
+        if self.log_level is not None:
+            meta[M.LOG_LEVEL] = self.log_level
+        return meta
+
+    def send_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        modern_version: str | None = None,
+    ) -> RequestId:
+        """Queue a request and return its id; await the matching ``ResponseReceived``
+        or ``ErrorReceived``. A client in the stateless era (or one that passes
+        ``modern_version``, as the discovery probe does) gets the ``_meta`` envelope added."""
+        params = {} if params is None else params
+        # Check the token before any state moves: a refused request must leave no trace.
+        token = None
+        meta = params.get("_meta")
+        if type(meta) is dict and M.PROGRESS_TOKEN in meta:
+            token = meta[M.PROGRESS_TOKEN]
+            if not is_request_id(token):
+                raise LocalProtocolError("a progress token must be a string or an integer")
+            if token in self._tokens:
+                raise LocalProtocolError(f"progress token {token!r} is already used by an active request")
+        if method == "initialize":
+            self._move(SessionInput.SEND_INITIALIZE)
+        elif modern_version is not None or self.era == "modern":
+            self._move(SessionInput.SEND_STATELESS_REQUEST)
+            params = {**params, "_meta": {**params.get("_meta", {}), **self.modern_meta(modern_version)}}
+        elif method == "ping":
+            self._move(SessionInput.SEND_PING)
+        else:
+            self._move(SessionInput.SEND_HANDSHAKE_ERA_REQUEST)
+            if self.role == "server":
+                self._check_peer_declared(method, params)
+        self._next_id += 1
+        request_id = self._next_id
+        state = _SENT_INITIALIZE if method == "initialize" else _SENT
+        self._outbound[request_id] = OutboundRequest(method, state, token=token)
+        if token is not None:
+            self._tokens[token] = request_id
+        self._out.append({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        return request_id
+
+    def _check_peer_declared(self, method: str, params: dict[str, Any]) -> None:
+        # Not a state move: what the peer declared in its handshake, checked as data.
+        if method == "elicitation/create":
+            mode = params.get("mode", "form")
+            require(self.peer_capabilities, f"elicitation.{mode}")
+        elif method in _NEEDS_CAPABILITY:
+            require(self.peer_capabilities, _NEEDS_CAPABILITY[method])
+            if method == "sampling/createMessage" and params.get("tools"):
+                require(self.peer_capabilities, "sampling.tools")
+
+    def send_notification(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Queue a notification; drain ``outgoing()``."""
+        self._move(SessionInput.SEND_NOTIFICATION)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self._out.append(message)
+
+    def send_result(self, request_id: RequestId, result: dict[str, Any]) -> bool:
+        """Answer the peer's request. Returns False when the answer was dropped
+        because the peer had cancelled the request (nothing is sent then)."""
+        record = self._finish_inbound(request_id)
+        if record.state is InboundState.CANCELLED:
+            return False
+        result = stamp_modern_result(result, self.config.info) if record.era == "modern" else legacy_result(result)
+        if record.method == "initialize" and record.era == "legacy":
+            self._move(SessionInput.SEND_INITIALIZE_RESULT)
+        self._out.append({"jsonrpc": "2.0", "id": request_id, "result": result})
+        return True
+
+    def send_error(self, request_id: RequestId, error: MCPError) -> bool:
+        """Answer the peer's request with an error; False when dropped after a cancellation."""
+        waiting = self._inbound.get(request_id)
+        if waiting is not None and waiting.era == "modern" and error.code == URL_ELICITATION_REQUIRED:
+            # Refused before the request is forgotten, so that the caller can still answer it.
+            raise LocalProtocolError("-32042 does not exist in the stateless era")
+        record = self._finish_inbound(request_id)
+        if record.state is InboundState.CANCELLED:
+            return False
+        if record.method == "initialize" and record.era == "legacy":
+            self._move(SessionInput.SEND_INITIALIZE_ERROR)
+        if record.era == "modern" and error.code == RESOURCE_NOT_FOUND:
+            body = error.to_error()
+            body["code"] = INVALID_PARAMS
+            self._out.append({"jsonrpc": "2.0", "id": request_id, "error": body})
+            return True
+        self._queue_error(request_id, error)
+        return True
+
+    def _finish_inbound(self, request_id: RequestId) -> InboundRequest:
+        """The entry of the peer's request being answered, forgotten now; its ``state`` is the
+        one it was answered in (CANCELLED: the answer is dropped)."""
+        record = self._inbound.pop(request_id, None)
+        if record is None:
+            raise inbound_fault(InboundState.DONE, InboundInput.SEND_RESPONSE).exception(id=request_id)
+        # Every state with an entry may answer (the table says so, and the state-machine test
+        # checks it); the answer lands the request in DONE: no entry.
+        return record
+
+    def send_progress(
+        self, request_id: RequestId, progress: float, total: float | None = None, message: str | None = None
+    ) -> bool:
+        """Report progress on the peer's request ``request_id``.
+
+        Returns False (and sends nothing) when the request carried no progress
+        token or was cancelled. Raises ``LocalProtocolError`` when the request is
+        already answered or ``progress`` does not increase: such a value is refused
+        here, never sent.
+        """
+        record = self._inbound.get(request_id)
+        after = move_inbound(record, InboundInput.SEND_PROGRESS, request_id)
+        assert record is not None and after is not None  # (no progress is ignored: an illegal one raises)
+        if not is_number(progress) or (total is not None and not is_number(total)):
+            raise LocalProtocolError("progress and total must be numbers")
+        if record.token is None:
+            return False
+        record.state = after
+        if after is InboundState.CANCELLED:
+            return False
+        if record.last_progress is not None and progress <= record.last_progress:
+            raise LocalProtocolError(f"progress must increase: {progress} after {record.last_progress}")
+        record.last_progress = progress
+        params: dict[str, Any] = {"progressToken": record.token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self._out.append({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+        return True
+
+    def cancel(self, request_id: RequestId, reason: str | None = None) -> CancelIntent | None:
+        """Give up on our request ``request_id``.
+
+        Queues a ``CancelIntent`` for the transport to express and returns it;
+        a later answer is dropped. Returns None when the request already finished.
+        ``initialize`` cannot be cancelled (``LocalProtocolError``).
+        """
+        record = self._outbound.get(request_id)
+        move_outbound(record, OutboundInput.SEND_CANCEL, request_id)  # initialize: raises
+        if record is None:
+            return None  # (DONE, SEND_CANCEL): the answer won the race; nothing to cancel
+        del self._outbound[request_id]
+        if record.token is not None:
+            self._tokens.pop(record.token, None)
+        intent = CancelIntent(request_id=request_id, reason=reason)
+        self._out.append(intent)
+        return intent
+
+    def is_cancelled(self, request_id: RequestId) -> bool:
+        """Whether the peer cancelled its request ``request_id`` (which is still being handled)."""
+        record = self._inbound.get(request_id)
+        return record is not None and record.state is InboundState.CANCELLED
+
+    def forget(self, request_id: RequestId) -> None:
+        """Drop our record of the peer's request without answering: its handler stopped
+        (the peer cancelled it, or the transport that carried it is gone, as when an HTTP
+        client closes a stateless stream). Nothing is sent.
+
+        Every transport needs it, stdio too: a request the peer cancelled keeps its record
+        (CANCELLED, so that a late answer is dropped) until its handler has stopped; the
+        runtime calls this then, freeing the record and the id."""
+        self._inbound.pop(request_id, None)
+
+    def start_closing(self) -> None:
+        """Refuse new requests from now on; answers to requests in flight still go out."""
+        self._move(SessionInput.START_CLOSE)
+
+    def refuse(self, request_id: RequestId, error: MCPError, *, received: bool) -> None:
+        """Answer the peer's request ``request_id`` with ``error`` and forget it: the runtime's
+        last resort when handling it failed unexpectedly. ``received`` says whether the
+        request had become an event (then only a request still waiting is answered, never
+        one answered or cancelled already) or failed while being read."""
+        record = self._inbound.pop(request_id, None)
+        if record is None and received:
+            return  # (DONE, SEND_RESPONSE) is illegal: it was answered already
+        if record is not None and record.state is InboundState.CANCELLED:
+            return  # from CANCELLED an answer is dropped
+        self._queue_error(request_id, error)
+
+    def outgoing(self) -> list[Outgoing]:
+        """Take everything queued to send, in order. Write dicts as JSON-RPC
+        messages; express each ``CancelIntent`` the transport's way."""
+        out, self._out = self._out, []
+        return out

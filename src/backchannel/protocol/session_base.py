@@ -1,0 +1,99 @@
+"""What a session knows, shared by its receiving and sending halves.
+
+``SessionBase`` holds the session's state and records (who the peer is, the requests
+in flight both ways, the queue of messages to send) and the one way the session
+state moves: read from ``states.py``. ``receiving.py`` and ``sending.py`` add the two
+halves of the API; ``session.py`` puts them together as ``Session``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SessionBase", "SessionConfig", "is_number"]
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..types.errors import MCPError
+from ..types.versions import LATEST_MODERN, VERSIONS, Era, era_of
+from .events import Outgoing, RequestId
+from .requests import InboundRequest, OutboundRequest
+from .states import SESSION_TRANSITIONS, Role, SessionInput, SessionState, session_fault
+
+
+@dataclass(frozen=True, slots=True)
+class SessionConfig:
+    """Who we are: ``info`` and ``capabilities`` are sent in ``initialize`` (client) or
+    used to stamp stateless-era results (server, ``info`` only)."""
+
+    role: Role
+    info: dict[str, Any] = field(default_factory=lambda: {"name": "backchannel", "version": "0"})
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    versions: tuple[str, ...] = VERSIONS
+
+    @property
+    def legacy_versions(self) -> tuple[str, ...]:
+        """The handshake-era versions among ``versions``."""
+        return tuple(v for v in self.versions if era_of(v) == "legacy")
+
+
+def is_number(value: object) -> bool:
+    """Whether ``value`` is a JSON number (``bool`` is not, though Python counts it an int)."""
+    return type(value) in (int, float)
+
+
+class SessionBase:
+    """The state and records of one end of an MCP connection; use ``Session``, which adds the API."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        self.config = config
+        self.role: Role = config.role
+        self.state = SessionState.NEW
+        self._transitions = SESSION_TRANSITIONS[config.role]
+        #: The handshake-era version once ``initialize`` settled it.
+        self.protocol_version: str | None = None
+        #: The era a client chose (``use_modern`` or the handshake); None until then.
+        self.era: Era | None = None
+        self.modern_version: str = LATEST_MODERN
+        self.peer_info: dict[str, Any] = {}
+        self.peer_capabilities: dict[str, Any] = {}
+        self.instructions: str | None = None
+        #: Client, stateless era: the log level put in every request's ``_meta`` (None: no logs).
+        self.log_level: str | None = None
+        self._out: list[Outgoing] = []
+        self._inbound: dict[RequestId, InboundRequest] = {}
+        self._outbound: dict[RequestId, OutboundRequest] = {}
+        self._tokens: dict[int | str, RequestId] = {}
+        self._next_id = 0
+
+    def _next_state(self, action: SessionInput, method: str | None = None) -> SessionState | None:
+        """Where ``action`` leads from the current state; None when the table ignores it.
+
+        Raises the fault the table names for an illegal move (nothing has moved then).
+        """
+        after = self._transitions.get((self.state, action))
+        if after is not None:
+            return after
+        fault = session_fault(self.role, self.state, action)
+        if fault.error is None:
+            return None
+        raise fault.exception(action=action.value, state=self.state.value, method=method)
+
+    def _move(self, action: SessionInput) -> None:
+        after = self._next_state(action)
+        if after is not None:
+            self.state = after
+
+    @property
+    def pending_inbound(self) -> int:
+        return len(self._inbound)
+
+    @property
+    def pending_outbound(self) -> int:
+        return len(self._outbound)
+
+    @property
+    def active_progress_tokens(self) -> int:
+        return len(self._tokens)
+
+    def _queue_error(self, request_id: RequestId | None, error: MCPError) -> None:
+        self._out.append({"jsonrpc": "2.0", "id": request_id, "error": error.to_error()})
