@@ -25,7 +25,7 @@ from _url_harness import ERAS, Person, code_in, run, text_of
 
 from backchannel import Client, Context, Server
 from backchannel.client.url_flow import UrlElicitation
-from backchannel.server.server import _http_base
+from backchannel.server.hosting import http_base as _http_base
 from backchannel.server.url_elicitation import UrlElicitations
 from backchannel.transports.memory import memory_pair
 

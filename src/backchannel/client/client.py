@@ -13,29 +13,22 @@ __all__ = ["Client"]
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import msgspec
 
 from ..protocol.events import NotificationReceived, RequestReceived
 from ..protocol.session import Session, SessionConfig
 from ..runtime.connection import Connection, ProgressCallback
-from ..runtime.ratelimit import TokenBucket
 from ..transports.base import Transport
 from ..transports.http.negotiated import NegotiatedHeaders
-from ..types import meta as M
 from ..types.completion import Completion, CompletionArgument, PromptReference, ResourceTemplateReference
 from ..types.errors import (
-    UNSUPPORTED_PROTOCOL_VERSION,
     MCPError,
-    RemoteProtocolError,
-    RequestError,
-    RequestTimeout,
 )
 from ..types.lifecycle import DiscoverResult
 from ..types.logging import LOGGING_LEVELS, LoggingLevel
@@ -48,21 +41,22 @@ from ..types.resources import (
     ResourceTemplate,
 )
 from ..types.tools import CallToolResult, ListToolsResult, Tool
-from ..types.versions import LATEST_LEGACY, MODERN_VERSIONS, VERSIONS, Era
+from ..types.versions import VERSIONS, Era
+from .era_detection import EraChoice, converted, meet_server
 from .input_rounds import answer_input_rounds
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
+from .log_messages import LogCallback, LogDelivery
 from .options import FlatOptions, InputOptions, LogOptions, RetryOptions, TimeoutOptions, resolve_options
+from .pages import cursor_params, every_page
 from .tool_headers import keep_tools_with_valid_headers
 from .url_flow import UrlElicitationHandler, retry_after_url_flows
 
 if TYPE_CHECKING:
     import httpx
 
-EraChoice = Literal["auto", "legacy", "modern"]
 R = TypeVar("R", bound=msgspec.Struct)
 _VERSION = "0.1.0"
 logger = logging.getLogger("backchannel.client")
-_PROBE_ATTEMPTS = 3  # a server that keeps refusing the versions it lists is not followed forever
 _ASKS_A_PERSON = frozenset(("elicitation/create", "sampling/createMessage"))
 
 
@@ -81,7 +75,7 @@ class Client:
         url_elicitation: UrlElicitationHandler | None = None,
         roots: RootsProvider | None = None,
         sampling: SamplingHandler | None = None,
-        on_log: Callable[[dict[str, Any]], Awaitable[None] | None] | None = None,
+        on_log: LogCallback | None = None,
         timeouts: TimeoutOptions | None = None,
         retries: RetryOptions | None = None,
         logs: LogOptions | None = None,
@@ -104,9 +98,7 @@ class Client:
         self._negotiated = transport if isinstance(transport, NegotiatedHeaders) else None
         #: Called with the params of each ``notifications/message`` (level, logger, data).
         self.on_log = on_log
-        self._log_bucket = TokenBucket(options.logs.rate, options.logs.burst)
-        #: Log messages dropped because the server sent more than ``log_rate`` a second.
-        self.dropped_log_messages = 0
+        self._log_delivery = LogDelivery(options.logs.rate, options.logs.burst)
         self.era_choice = era
         self.probe_timeout = options.timeouts.probe
         self.request_timeout = options.timeouts.request
@@ -193,6 +185,11 @@ class Client:
                 await self._runner
 
     @property
+    def dropped_log_messages(self) -> int:
+        """Log messages dropped because the server sent more than ``log_rate`` a second."""
+        return self._log_delivery.dropped
+
+    @property
     def era(self) -> Era | None:
         return self.session.era
 
@@ -201,71 +198,18 @@ class Client:
         return self.session.modern_version if self.session.era == "modern" else self.session.protocol_version
 
     async def _connect(self) -> None:
-        if self.era_choice != "legacy":
-            ours = [v for v in reversed(self.session.config.versions) if v in MODERN_VERSIONS]
-            version: str | None = ours[0] if ours else None
-            for _ in range(_PROBE_ATTEMPTS):
-                if version is None:
-                    break
-                outcome, version = await self._probe(version)
-                if outcome == "modern":
-                    return
-                if outcome == "legacy":
-                    break
-            if self.era_choice == "modern":
-                raise RemoteProtocolError("the server does not speak a stateless-era version we support")
-        await self._initialize()
-
-    async def _probe(self, version: str) -> tuple[Literal["modern", "legacy", "retry"], str | None]:
-        """One ``server/discover`` attempt: modern, legacy, or retry with the version returned.
-
-        A -32022 naming a stateless-era version we speak means retry with it and never
-        fall back (the spec's rule); any other error, or no answer in time, means the
-        handshake era.
-        """
-        try:
-            result = await self.connection.request(
-                "server/discover", {}, modern_version=version, timeout=self.probe_timeout
-            )
-        except RequestError as exc:
-            if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
-                supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
-                listed = supported if isinstance(supported, list) else []
-                ours = [
-                    v
-                    for v in listed
-                    if isinstance(v, str) and v in MODERN_VERSIONS and v in self.session.config.versions
-                ]
-                return ("retry", ours[0]) if ours else ("legacy", None)
-            return "legacy", None
-        except RequestTimeout:
-            return "legacy", None
-        discovered = _converted(result, DiscoverResult, "server/discover")
-        offered = [v for v in discovered.supported_versions if v in MODERN_VERSIONS]
-        chosen = version if version in offered or not offered else offered[0]
-        self.session.use_modern(chosen)
-        self.discover_result = discovered
-        capabilities, meta = result.get("capabilities"), result.get("_meta")
-        info = meta.get(M.SERVER_INFO) if isinstance(meta, dict) else None
-        self.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
-        self.server_info = info if isinstance(info, dict) else {}
-        self.instructions = discovered.instructions
-        return "modern", chosen
-
-    async def _initialize(self) -> None:
-        # Ask for our newest handshake-era version: one we do not speak would be echoed back and refused.
-        version = (self.session.config.legacy_versions or (LATEST_LEGACY,))[-1]
-        await self.connection.request(
-            "initialize",
-            {"protocolVersion": version, "capabilities": self.capabilities, "clientInfo": self.info},
-            timeout=self.request_timeout,
+        introduction = await meet_server(
+            self.connection,
+            self.session,
+            era_choice=self.era_choice,
+            probe_timeout=self.probe_timeout,
+            request_timeout=self.request_timeout,
+            negotiated=self._negotiated,
         )
-        # Before awaiting anything: the POST of ``notifications/initialized`` takes the header.
-        if self._negotiated is not None and self.session.protocol_version is not None:
-            self._negotiated.use_protocol_version(self.session.protocol_version)
-        self.server_info = self.session.peer_info
-        self.server_capabilities = self.session.peer_capabilities
-        self.instructions = self.session.instructions
+        self.server_info = introduction.server_info
+        self.server_capabilities = introduction.server_capabilities
+        self.instructions = introduction.instructions
+        self.discover_result = introduction.discover_result
 
     # ----------------------------------------------------- server -> client
 
@@ -287,19 +231,7 @@ class Client:
             self.inputs.url_flows.notified(notification.params)
             return None
         if notification.method == "notifications/message" and self.on_log is not None:
-            if not _well_formed_log(notification.params):
-                logger.debug("ignored a malformed notifications/message: %.200r", notification.params)
-                return None
-            # A flooding server costs a counter, never memory: excess messages are dropped here.
-            if not self._log_bucket.allow():
-                self.dropped_log_messages += 1
-                return None
-            try:
-                outcome = self.on_log(notification.params)
-            except Exception:
-                logger.exception("the on_log callback failed; the connection goes on")
-                return None
-            return outcome if inspect.isawaitable(outcome) else None
+            return self._log_delivery.deliver(self.on_log, notification.params)
         return None
 
     async def set_roots(self, roots: RootsProvider) -> bool:
@@ -375,7 +307,7 @@ class Client:
         return result
 
     async def _typed(self, kind: type[R], method: str, params: dict[str, Any] | None = None, **kw: Any) -> R:
-        return _converted(await self.request(method, params, **kw), kind, method)
+        return converted(await self.request(method, params, **kw), kind, method)
 
     async def ping(self) -> None:
         """Check that the server answers. The stateless era has no ``ping``, so there
@@ -383,11 +315,11 @@ class Client:
         await self.request("server/discover" if self.session.era == "modern" else "ping")
 
     async def list_tools_page(self, cursor: str | None = None) -> ListToolsResult:
-        return await self._typed(ListToolsResult, "tools/list", _cursor(cursor))
+        return await self._typed(ListToolsResult, "tools/list", cursor_params(cursor))
 
     async def list_tools(self) -> list[Tool]:
         """Every tool, following ``nextCursor`` through all pages."""
-        return [tool async for page in self._pages(self.list_tools_page) for tool in page.tools]
+        return [tool async for page in every_page(self.list_tools_page) for tool in page.tools]
 
     async def call_tool(
         self,
@@ -415,10 +347,10 @@ class Client:
         )
 
     async def list_prompts_page(self, cursor: str | None = None) -> ListPromptsResult:
-        return await self._typed(ListPromptsResult, "prompts/list", _cursor(cursor))
+        return await self._typed(ListPromptsResult, "prompts/list", cursor_params(cursor))
 
     async def list_prompts(self) -> list[Prompt]:
-        return [prompt async for page in self._pages(self.list_prompts_page) for prompt in page.prompts]
+        return [prompt async for page in every_page(self.list_prompts_page) for prompt in page.prompts]
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> GetPromptResult:
         params: dict[str, Any] = {"name": name}
@@ -427,16 +359,16 @@ class Client:
         return await self._typed(GetPromptResult, "prompts/get", params)
 
     async def list_resources_page(self, cursor: str | None = None) -> ListResourcesResult:
-        return await self._typed(ListResourcesResult, "resources/list", _cursor(cursor))
+        return await self._typed(ListResourcesResult, "resources/list", cursor_params(cursor))
 
     async def list_resources(self) -> list[Resource]:
-        return [item async for page in self._pages(self.list_resources_page) for item in page.resources]
+        return [item async for page in every_page(self.list_resources_page) for item in page.resources]
 
     async def list_resource_templates_page(self, cursor: str | None = None) -> ListResourceTemplatesResult:
-        return await self._typed(ListResourceTemplatesResult, "resources/templates/list", _cursor(cursor))
+        return await self._typed(ListResourceTemplatesResult, "resources/templates/list", cursor_params(cursor))
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
-        pages = self._pages(self.list_resource_templates_page)
+        pages = every_page(self.list_resource_templates_page)
         return [item async for page in pages for item in page.resource_templates]
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
@@ -465,41 +397,4 @@ class Client:
         if context is not None:
             params["context"] = {"arguments": dict(context)}
         result = await self.request("completion/complete", params)
-        return _converted(result.get("completion"), Completion, "completion/complete")
-
-    async def _pages(self, fetch: Callable[[str | None], Any]) -> AsyncIterator[Any]:
-        cursor: str | None = None
-        seen: set[str] = set()
-        while True:
-            page = await fetch(cursor)
-            yield page
-            cursor = page.next_cursor
-            if cursor is None:
-                return
-            if cursor in seen:
-                raise RemoteProtocolError(f"the server repeated the cursor {cursor!r}; stopping")
-            seen.add(cursor)
-
-
-def _cursor(cursor: str | None) -> dict[str, Any] | None:
-    return {"cursor": cursor} if cursor is not None else None
-
-
-def _converted(value: Any, kind: type[R], method: str) -> R:
-    """The server's ``value`` as ``kind``; ``RemoteProtocolError`` naming the field when it does not fit."""
-    try:
-        return msgspec.convert(value, kind)
-    except msgspec.ValidationError as exc:
-        raise RemoteProtocolError(f"{method}: the server's result is malformed: {exc}") from None
-
-
-def _well_formed_log(params: dict[str, Any]) -> bool:
-    """A ``notifications/message`` the ``on_log`` callback can rely on: a known level, the data,
-    and a logger name that is a string when present."""
-    level, name = params.get("level"), params.get("logger")
-    return (
-        isinstance(level, str)
-        and level in LOGGING_LEVELS
-        and "data" in params
-        and (name is None or isinstance(name, str))
-    )
+        return converted(result.get("completion"), Completion, "completion/complete")

@@ -24,10 +24,10 @@ __all__ = [
     "resolve_options",
 ]
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from ..types.option_groups import apply_flat_keywords
 from .inputs import RootsConsent
 
 
@@ -133,12 +133,4 @@ def resolve_options(
         "logs": logs or LogOptions(),
         "inputs": inputs or InputOptions(),
     }
-    changes: dict[str, dict[str, Any]] = {}
-    for keyword, value in flat.items():
-        target = _FLAT.get(keyword)
-        if target is None:
-            raise TypeError(f"Client() got an unexpected keyword argument {keyword!r}")
-        changes.setdefault(target[0], {})[target[1]] = value
-    for group, fields in changes.items():
-        groups[group] = dataclasses.replace(groups[group], **fields)
-    return ClientOptions(**groups)
+    return ClientOptions(**apply_flat_keywords("Client", groups, flat, _FLAT))

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 __all__ = ["FlatOptions", "ListOptions", "LogOptions", "ServerOptions", "StateOptions", "TimeoutOptions"]
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from ..types.logging import LOG_LEVEL_RANK
+from ..types.option_groups import apply_flat_keywords
 from .redaction import Redactor
 from .state import StateStore
 
@@ -154,12 +154,4 @@ def resolve_options(
         "state": StateOptions() if state is None else state,
         "timeouts": TimeoutOptions() if timeouts is None else timeouts,
     }
-    changes: dict[str, dict[str, Any]] = {}
-    for keyword, value in flat.items():
-        target = _FLAT.get(keyword)
-        if target is None:
-            raise TypeError(f"Server() got an unexpected keyword argument {keyword!r}")
-        changes.setdefault(target[0], {})[target[1]] = value
-    for group, fields in changes.items():
-        groups[group] = dataclasses.replace(groups[group], **fields)
-    return ServerOptions(**groups)
+    return ServerOptions(**apply_flat_keywords("Server", groups, flat, _FLAT))

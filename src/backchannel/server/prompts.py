@@ -14,6 +14,7 @@ import msgspec
 from ..types.prompts import GetPromptResult, PromptMessage
 from .completion import ArgumentCompleter
 from .content import to_block
+from .definitions import wire_definition
 from .signature import ParameterSet, derive_parameters
 
 
@@ -62,19 +63,14 @@ class RegisteredPrompt:
             icons=icons,
             meta=meta,
         )
-        definition: dict[str, Any] = {"name": name}
-        if title:
-            definition["title"] = title
-        if prompt.description:
-            definition["description"] = prompt.description
-        arguments = prompt.parameters.prompt_arguments()
-        if arguments:
-            definition["arguments"] = arguments
-        if icons:
-            definition["icons"] = icons
-        if meta:
-            definition["_meta"] = meta
-        prompt.definition = definition
+        prompt.definition = wire_definition(
+            ("name", name),
+            ("title", title),
+            ("description", prompt.description),
+            ("arguments", prompt.parameters.prompt_arguments()),
+            ("icons", icons),
+            ("_meta", meta),
+        )
         return prompt
 
     def to_result(self, value: Any) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import msgspec
 from ..types.content import BlobResourceContents, TextResourceContents
 from ..types.uri_template import UriTemplate
 from .completion import ArgumentCompleter
+from .definitions import wire_definition
 from .signature import ParameterSet, derive_parameters
 
 
@@ -31,18 +32,15 @@ class _Described:
     definition: dict[str, Any] = field(default_factory=dict)
 
     def _describe(self, key: str, uri: str, extra: dict[str, Any]) -> dict[str, Any]:
-        definition: dict[str, Any] = {key: uri, "name": self.name}
-        for wire, value in (
+        described = {key: uri, "name": self.name} | wire_definition(
             ("title", self.title),
             ("description", self.description),
             ("mimeType", self.mime_type),
             ("icons", self.icons),
             ("annotations", self.annotations),
             ("_meta", self.meta),
-        ):
-            if value:
-                definition[wire] = value
-        return definition | extra
+        )
+        return described | extra
 
 
 @dataclass(slots=True)

@@ -190,19 +190,20 @@ def _input_required(server: Server, context: Context, needed: InputRequired) -> 
 
 
 async def subscribe(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-    uri = request.params.get("uri")
-    if not isinstance(uri, str):
-        raise InvalidParams("resources/subscribe: params.uri must be a string")
-    server.connection_state(connection).subscriptions.add(uri)
+    server.connection_state(connection).subscriptions.add(_subscription_uri(request))
     return {}
 
 
 async def unsubscribe(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    server.connection_state(connection).subscriptions.discard(_subscription_uri(request))
+    return {}
+
+
+def _subscription_uri(request: RequestReceived) -> str:
     uri = request.params.get("uri")
     if not isinstance(uri, str):
-        raise InvalidParams("resources/unsubscribe: params.uri must be a string")
-    server.connection_state(connection).subscriptions.discard(uri)
-    return {}
+        raise InvalidParams(f"{request.method}: params.uri must be a string")
+    return uri
 
 
 async def set_level(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:

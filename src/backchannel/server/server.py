@@ -16,7 +16,6 @@ import secrets
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
@@ -28,8 +27,10 @@ from ..transports.base import Transport
 from ..types.errors import MethodNotFound, ToolError
 from ..types.methods import methods_for
 from ..types.versions import VERSIONS
+from .connection_state import ConnectionState
 from .context import CURRENT_CONTEXT, Context
 from .delegation import delegate
+from .hosting import serve_http, serve_stdio
 from .mrtr import StateSealer
 from .options import FlatOptions, ListOptions, LogOptions, StateOptions, TimeoutOptions, resolve_options
 from .registry import Registry
@@ -45,20 +46,6 @@ if TYPE_CHECKING:
     from .url_elicitation import UrlElicitations
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-@dataclass(slots=True)
-class ConnectionState:
-    """What the server keeps per connection: the handshake era's log level and resource
-    subscriptions, and the log rate limit."""
-
-    log_level: str | None
-    bucket: TokenBucket
-    subscriptions: set[str] = field(default_factory=set)
-    #: Names this connection's entries in the state store (declined forms, stdio ``once`` bucket);
-    #: made on first use, as most connections (a stateless-era POST each) never need one.
-    scope: str | None = None
-    roots: RootsCache = field(default_factory=RootsCache)
 
 
 class Server:
@@ -229,36 +216,21 @@ class Server:
         URL-elicitation pages are served here too: ``url_elicitations.base_url`` defaults to
         ``http://host:port`` (a wildcard host becomes loopback). The loop is uvloop when
         installed (``runtime/loops.py``)."""
-        import uvicorn
-
-        from ..runtime.loops import loop_name
-        from ..transports.http.serving import uvicorn_options
-        from .url_elicitation import UrlElicitations
-
-        flows = UrlElicitations.of(self)
-        if not flows.base_url and port:
-            flows.base_url = _http_base(host, port)
-        options.setdefault("max_requests", None)
-        app = self.http_app(path, body_timeout=None, retry_after=retry_after, **options)
-        guard = uvicorn_options(
+        serve_http(
+            self,
+            host,
+            port,
+            path,
             header_timeout=header_timeout,
             body_timeout=body_timeout,
             max_connections=max_connections,
             retry_after=retry_after,
+            **options,
         )
-        uvicorn.run(app, host=host, port=port, loop=loop_name(), **guard)
 
     async def run_stdio(self, *, max_line_bytes: int | None = None) -> None:
         """Serve on stdin/stdout; ``max_line_bytes`` bounds one inbound line (default 4 MiB)."""
-        from ..framing.ndjson import DEFAULT_MAX_LINE_BYTES
-        from ..transports.stdio import StdioServerTransport
-
-        transport = StdioServerTransport(max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES)
-        await transport.start()
-        try:
-            await self.serve(transport)
-        finally:
-            await transport.close()
+        await serve_stdio(self, max_line_bytes)
 
     def run(self, *, max_line_bytes: int | None = None) -> None:
         """Serve on stdin/stdout until stdin closes (on uvloop when installed: ``runtime/loops.py``)."""
@@ -422,14 +394,3 @@ def _emit_log(connection: Connection, request: RequestReceived, level: str, data
     if logger is not None:
         params["logger"] = logger
     connection.notify("notifications/message", params, related=request.id)
-
-
-def _http_base(host: str, port: int) -> str:
-    """The URL a local browser reaches ``run_http(host, port)`` by."""
-    if host in ("", "0.0.0.0"):
-        host = "127.0.0.1"
-    elif host == "::":
-        host = "::1"
-    if ":" in host and not host.startswith("["):
-        host = f"[{host}]"
-    return f"http://{host}:{port}"

@@ -43,27 +43,38 @@ __all__ = [
     "type_hints",
 ]
 
-import collections.abc
 import contextlib
-import functools
 import inspect
 import json
-import types
 import typing
-import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, cast, get_args, get_origin
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError, PydanticUserError
 from pydantic.fields import FieldInfo
-from pydantic.json_schema import GenerateJsonSchema, PydanticJsonSchemaWarning
 from pydantic_core import PydanticSerializationError
 
 from backchannel.types.errors import InvalidParams
 
-from ..forms.typeddict_compat import modernize
+from .annotations import (
+    SchemaGenerator,
+    annotated,
+    blame,
+    first_line,
+    inline_root_ref,
+    is_context,
+    mentions,
+    name_of,
+    non_json_defaults_ignored,
+    qualname,
+    split_annotation,
+    strip_annotated,
+    type_hints,
+    undescribable,
+    unwrap_awaitable,
+)
 from .argument_problems import MAX_PROBLEMS, Problem, path_text, problems_of
 from .docstrings import docstring_args
 
@@ -85,13 +96,6 @@ class OutputMismatch(ValueError):
     A bug in the tool, not in the client: the runtime should report it as an
     internal error rather than send structured content that breaks the schema.
     """
-
-
-class _SchemaGenerator(GenerateJsonSchema):
-    # Per-field titles ("A", "User Id") repeat the property name and cost tokens
-    # in every tools/list; class titles (in $defs) stay because they name types.
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,8 +243,8 @@ def derive_parameters(
     ``what="prompt"`` or ``"resource"`` also turns on JSON decoding of string
     arguments (see the module docstring). Raises ``TypeError`` for signatures MCP cannot call.
     """
-    label = f"{what} {(name or _name_of(fn))!r}"
-    where = f"{label} ({_qualname(fn)})"
+    label = f"{what} {(name or name_of(fn))!r}"
+    where = f"{label} ({qualname(fn)})"
     hints = type_hints(fn, where)
     documented = docstring_args(inspect.getdoc(fn))
     definitions: dict[str, Any] = {}
@@ -260,20 +264,20 @@ def derive_parameters(
         if param.name in skip_names:
             continue
         annotation = hints.get(param.name, Any)
-        if context_type is not None and _is_context(annotation, context_type):
+        if context_type is not None and is_context(annotation, context_type):
             if context_parameter is not None:
                 raise TypeError(f"{where}: both {context_parameter!r} and {param.name!r} take the context")
             context_parameter = param.name
             continue
         if param.kind is param.POSITIONAL_ONLY:
             raise TypeError(f"{where}: parameter {param.name!r} is positional-only; arguments are by name")
-        annotation, description, described = _split_annotation(annotation)
+        annotation, description, described = split_annotation(annotation)
         options: dict[str, Any] = {"alias": param.name}
         if param.default is not param.empty:
             if isinstance(param.default, FieldInfo):
                 # ``x: int = Field(3, ...)``: let pydantic merge it like an Annotated Field.
                 described = described or param.default.description is not None
-                annotation = _annotated(annotation, (param.default,))
+                annotation = annotated(annotation, (param.default,))
             else:
                 options["default"] = param.default
         description = description or (None if described else documented.get(param.name))
@@ -286,18 +290,14 @@ def derive_parameters(
 
     try:
         model = create_model(
-            f"{_name_of(fn)}_arguments",
+            f"{name_of(fn)}_arguments",
             __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=False),
             **definitions,
         )
-        with warnings.catch_warnings():
-            # A default that is not JSON (a sentinel object) is just left out of the schema.
-            warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
-            raw = model.model_json_schema(schema_generator=_SchemaGenerator)
+        with non_json_defaults_ignored():
+            raw = model.model_json_schema(schema_generator=SchemaGenerator)
     except (PydanticSchemaGenerationError, PydanticUserError) as exc:
-        raise TypeError(
-            f"{where}: {_blame(definitions, mapping)}cannot be described as JSON Schema: {_first_line(exc)}"
-        ) from exc
+        raise undescribable(where, blame(definitions, mapping), exc) from exc
     schema: dict[str, Any] = {"type": "object", "properties": raw.get("properties", {})}
     schema |= {key: raw[key] for key in ("required", "$defs") if raw.get(key)}
     strict = what == "tool"
@@ -327,18 +327,15 @@ def _rest_schema(
     annotation: Any, schema: dict[str, Any], where: str, rest: str
 ) -> tuple[TypeAdapter[dict[str, Any]] | None, Any]:
     """The validator of ``**rest``'s values (None: any value) and its ``additionalProperties``."""
-    annotation, _, _ = _split_annotation(annotation)
+    annotation, _, _ = split_annotation(annotation)
     if annotation is Any or annotation is object:
         return None, True
     try:
         adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, annotation])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
-            value = adapter.json_schema(schema_generator=_SchemaGenerator)
+        with non_json_defaults_ignored():
+            value = adapter.json_schema(schema_generator=SchemaGenerator)
     except (PydanticSchemaGenerationError, PydanticUserError) as exc:
-        raise TypeError(
-            f"{where}: the type of **{rest} cannot be described as JSON Schema: {_first_line(exc)}"
-        ) from exc
+        raise undescribable(where, f"the type of **{rest} ", exc) from exc
     # Types the parameters also use come out under the same $defs names, with the same schema.
     definitions = {**value.pop("$defs", {}), **schema.get("$defs", {})}
     if definitions:
@@ -374,127 +371,24 @@ def derive_output(
     ``content_types`` are the runtime's content block classes: returning them
     (or lists/unions of them) means "content", which has no output schema.
     """
-    label = f"{what} {(name or _name_of(fn))!r}"
-    where = f"{label} ({_qualname(fn)})"
-    annotation = _unwrap_awaitable(type_hints(fn, where).get("return", None))
-    bare = _strip_annotated(annotation)
-    if any(bare is special for special in _NO_SCHEMA_RETURNS) or _mentions(bare, content_types):
+    label = f"{what} {(name or name_of(fn))!r}"
+    where = f"{label} ({qualname(fn)})"
+    annotation = unwrap_awaitable(type_hints(fn, where).get("return", None))
+    bare = strip_annotated(annotation)
+    if any(bare is special for special in _NO_SCHEMA_RETURNS) or mentions(bare, content_types):
         return OutputShape(None, False, None, label)
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(annotation)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
-            schema = adapter.json_schema(mode="serialization", schema_generator=_SchemaGenerator)
+        with non_json_defaults_ignored():
+            schema = adapter.json_schema(mode="serialization", schema_generator=SchemaGenerator)
     except (PydanticSchemaGenerationError, PydanticInvalidForJsonSchema):
         return OutputShape(None, False, None, label)  # an arbitrary object: it can only be content
     except PydanticUserError as exc:  # a mistake in the annotation (e.g. typing.TypedDict on 3.11)
-        raise TypeError(f"{where}: return annotation: {_first_line(exc)}") from exc
-    schema = _inline_root_ref(schema)
+        raise TypeError(f"{where}: return annotation: {first_line(exc)}") from exc
+    schema = inline_root_ref(schema)
     if schema.get("type") == "object":
         return OutputShape(schema, False, adapter, label)
     definitions = schema.pop("$defs", None)  # hoisted: "#/$defs/..." refs resolve from the root
     wrapped: dict[str, Any] = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
     wrapped |= {"$defs": definitions} if definitions else {}
     return OutputShape(wrapped, True, adapter, label)
-
-
-# -- helpers ---------------------------------------------------------------------------------------
-
-
-def _unpartial(fn: Any) -> Any:
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    return fn
-
-
-def _name_of(fn: Callable[..., Any]) -> str:
-    return str(getattr(_unpartial(fn), "__name__", type(_unpartial(fn)).__name__))
-
-
-def _qualname(fn: Callable[..., Any]) -> str:
-    fn = _unpartial(fn)
-    return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
-
-
-def type_hints(fn: Callable[..., Any], where: str) -> dict[str, Any]:
-    target = _unpartial(fn)
-    if not (inspect.isfunction(target) or inspect.ismethod(target)) and callable(target):
-        target = type(target).__call__  # a callable object: its __call__ has the hints
-    try:
-        hints = typing.get_type_hints(target, include_extras=True)
-    except Exception as exc:  # NameError for forward references that do not resolve, and others
-        raise TypeError(f"{where}: cannot resolve type hints: {exc}") from exc
-    return {name: modernize(hint) for name, hint in hints.items()}
-
-
-def _strip_annotated(annotation: Any) -> Any:
-    while get_origin(annotation) is Annotated:
-        annotation = get_args(annotation)[0]
-    return annotation
-
-
-def _annotated(base: Any, metadata: tuple[Any, ...]) -> Any:
-    return cast(Any, Annotated)[(base, *metadata)] if metadata else base
-
-
-def _split_annotation(annotation: Any) -> tuple[Any, str | None, bool]:
-    """(annotation without plain-string metadata, that string, has a Field description)."""
-    if get_origin(annotation) is not Annotated:
-        return annotation, None, False
-    base, *metadata = get_args(annotation)
-    texts = [item for item in metadata if isinstance(item, str)]
-    kept = tuple(item for item in metadata if not isinstance(item, str))
-    described = any(isinstance(item, FieldInfo) and item.description is not None for item in kept)
-    return _annotated(base, kept), (texts[0] if texts else None), described
-
-
-def _is_context(annotation: Any, context_type: type) -> bool:
-    annotation = _strip_annotated(annotation)
-    union = get_origin(annotation) in (typing.Union, types.UnionType)
-    for member in get_args(annotation) if union else (annotation,):
-        origin = get_origin(member) or member
-        if isinstance(origin, type) and issubclass(origin, context_type):
-            return True
-    return False
-
-
-def _mentions(annotation: Any, classes: tuple[type, ...]) -> bool:
-    if not classes:
-        return False
-    annotation = _strip_annotated(annotation)
-    origin = get_origin(annotation) or annotation
-    if isinstance(origin, type) and issubclass(origin, classes):
-        return True
-    return any(_mentions(arg, classes) for arg in get_args(annotation))
-
-
-def _unwrap_awaitable(annotation: Any) -> Any:
-    # ``async def`` hints already name the awaited type; this covers ``-> Awaitable[X]``.
-    while get_origin(_strip_annotated(annotation)) in (collections.abc.Awaitable, collections.abc.Coroutine):
-        annotation = get_args(_strip_annotated(annotation))[-1]
-    return annotation
-
-
-def _inline_root_ref(schema: dict[str, Any]) -> dict[str, Any]:
-    # Recursive types come out as {"$ref": ..., "$defs": ...}; MCP wants the
-    # object itself at the top, and the refs inside still resolve via $defs.
-    ref = schema.get("$ref")
-    definitions = schema.get("$defs") or {}
-    if isinstance(ref, str) and ref.startswith("#/$defs/") and set(schema) <= {"$ref", "$defs"}:
-        target = definitions.get(ref.removeprefix("#/$defs/"))
-        if isinstance(target, dict):
-            return {**target, "$defs": definitions}
-    return schema
-
-
-def _blame(definitions: dict[str, Any], mapping: list[tuple[str, str]]) -> str:
-    for field_name, parameter in mapping:
-        try:
-            TypeAdapter(definitions[field_name][0]).json_schema()
-        except (PydanticSchemaGenerationError, PydanticUserError):
-            return f"the type of parameter {parameter!r} "
-    return "the signature "
-
-
-def _first_line(exc: Exception) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -16,6 +16,7 @@ from ..types.content import AudioContent, EmbeddedResource, ImageContent, Resour
 from ..types.errors import InvalidParams, ToolError
 from ..types.tools import CallToolResult
 from .content import Audio, Image, to_content
+from .definitions import wire_definition
 from .signature import InvalidArguments, OutputShape, ParameterSet, derive_output, derive_parameters
 
 # SEP-986: 1-128 characters from this set.
@@ -83,21 +84,16 @@ class RegisteredTool:
         return tool
 
     def _definition(self) -> dict[str, Any]:
-        definition: dict[str, Any] = {"name": self.name}
-        if self.title:
-            definition["title"] = self.title
-        if self.description:
-            definition["description"] = self.description
-        definition["inputSchema"] = self.parameters.input_schema
-        if self.output.output_schema is not None:
-            definition["outputSchema"] = self.output.output_schema
-        if self.annotations:
-            definition["annotations"] = self.annotations
-        if self.icons:
-            definition["icons"] = self.icons
-        if self.meta:
-            definition["_meta"] = self.meta
-        return definition
+        return wire_definition(
+            ("name", self.name),
+            ("title", self.title),
+            ("description", self.description),
+            ("inputSchema", self.parameters.input_schema),
+            ("outputSchema", self.output.output_schema),
+            ("annotations", self.annotations),
+            ("icons", self.icons),
+            ("_meta", self.meta),
+        )
 
     def to_result(self, value: Any) -> dict[str, Any]:
         """A handler's return value as a ``CallToolResult``."""

@@ -12,7 +12,7 @@ from ..client import Client
 from .links import TransportKind, Wrap, open_link
 
 if TYPE_CHECKING:
-    from ..client.client import EraChoice
+    from ..client.era_detection import EraChoice
     from ..server import Server
 
 

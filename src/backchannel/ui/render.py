@@ -21,8 +21,9 @@ import json
 import mimetypes
 import re
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from rich.console import Console, RenderableType
@@ -44,6 +45,9 @@ from ..types.prompts import GetPromptResult, Prompt
 from ..types.resources import ReadResourceResult, Resource, ResourceTemplate
 from ..types.tools import CallToolResult, Tool
 from .fields import fields_of
+
+if TYPE_CHECKING:
+    from ..client.client import Client
 
 _EXTENSIONS = {"image/jpeg": ".jpg", "audio/mpeg": ".mp3", "audio/wav": ".wav", "text/plain": ".txt"}
 
@@ -121,31 +125,68 @@ class Renderer:
 
     # -- lists -----------------------------------------------------------------------------------
 
-    def tools(self, tools: list[Tool]) -> None:
-        if not tools:
-            self.console.print("[dim]No tools.[/]")
-            return
-        table = Table(title=f"{len(tools)} tool{'s' if len(tools) != 1 else ''}", title_justify="left")
-        table.add_column("tool", style="bold cyan", no_wrap=True)
-        table.add_column("arguments")
-        table.add_column("description")
-        for tool in tools:
-            name = tool.name if not tool.title else f"{tool.name}\n[dim]{escape(tool.title)}[/]"
-            table.add_row(name, escape(arguments_summary(tool.input_schema)), escape(_first_line(tool.description)))
+    def help(self, commands: Iterable[tuple[str, str]]) -> None:
+        """The ``help`` screen: each command's usage and what it does, then how arguments are typed."""
+        table = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
+        for usage, text in commands:
+            table.add_row(f"[bold]{escape(usage)}[/]", escape(text))
+        self.console.print(table)
+        self.console.print(
+            "[dim]Arguments: a JSON object, or key=value words (quote values with spaces). "
+            "Ctrl-C cancels a running request; in a form, Esc or Ctrl-C cancels the form.[/]"
+        )
+
+    def connection(self, client: Client) -> None:
+        """The ``info`` screen: who the server is, the era and version, its capabilities and instructions."""
+        table = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
+        info = client.server_info or {}
+        table.add_row("server", escape(f"{info.get('name', '?')} {info.get('version', '')}".strip()))
+        table.add_row("era", escape(f"{client.era} (protocol {client.protocol_version})"))
+        table.add_row("capabilities", escape(", ".join(sorted(client.server_capabilities or {})) or "none"))
+        if client.instructions:
+            table.add_row("instructions", escape(client.instructions))
         self.console.print(table)
 
+    def tools(self, tools: list[Tool]) -> None:
+        rows = [
+            (
+                tool.name if not tool.title else f"{tool.name}\n[dim]{escape(tool.title)}[/]",
+                arguments_summary(tool.input_schema),
+                _first_line(tool.description),
+            )
+            for tool in tools
+        ]
+        self._named("tool", rows)
+
     def prompts(self, prompts: list[Prompt]) -> None:
-        if not prompts:
-            self.console.print("[dim]No prompts.[/]")
+        rows = [
+            (
+                escape(prompt.name),
+                ", ".join(arg.name + ("*" if arg.required else "") for arg in prompt.arguments or []),
+                _first_line(prompt.description),
+            )
+            for prompt in prompts
+        ]
+        self._named("prompt", rows)
+
+    def _named(self, noun: str, rows: list[tuple[str, str, str]]) -> None:
+        """A table of things called by name (tools, prompts): (name markup, arguments, description) rows."""
+        table = self._titled(noun, len(rows))
+        if table is None:
             return
-        table = Table(title=f"{len(prompts)} prompt{'s' if len(prompts) != 1 else ''}", title_justify="left")
-        table.add_column("prompt", style="bold cyan", no_wrap=True)
+        table.add_column(noun, style="bold cyan", no_wrap=True)
         table.add_column("arguments")
         table.add_column("description")
-        for prompt in prompts:
-            arguments = ", ".join(arg.name + ("*" if arg.required else "") for arg in prompt.arguments or [])
-            table.add_row(escape(prompt.name), escape(arguments), escape(_first_line(prompt.description)))
+        for name, arguments, description in rows:
+            table.add_row(name, escape(arguments), escape(description))
         self.console.print(table)
+
+    def _titled(self, noun: str, count: int) -> Table | None:
+        """An empty table titled with the count ("3 tools"); None, with "No tools." printed, for none."""
+        if not count:
+            self.console.print(f"[dim]No {noun}s.[/]")
+            return None
+        return Table(title=f"{count} {noun}{'s' if count != 1 else ''}", title_justify="left")
 
     def resources(self, resources: list[Resource]) -> None:
         self._addressed("resource", "uri", [(item.uri, item) for item in resources])
@@ -155,10 +196,9 @@ class Renderer:
 
     def _addressed(self, noun: str, key: str, rows: list[tuple[str, Resource | ResourceTemplate]]) -> None:
         """A table of things reached by URI (resources) or URI template."""
-        if not rows:
-            self.console.print(f"[dim]No {noun}s.[/]")
+        table = self._titled(noun, len(rows))
+        if table is None:
             return
-        table = Table(title=f"{len(rows)} {noun}{'s' if len(rows) != 1 else ''}", title_justify="left")
         table.add_column(key, style="bold cyan", no_wrap=True)
         table.add_column("name")
         table.add_column("type")

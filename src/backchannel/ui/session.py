@@ -13,7 +13,6 @@ __all__ = ["Interrupted", "TerminalSession"]
 
 import asyncio
 import contextlib
-import json
 import os
 import webbrowser
 from collections import deque
@@ -24,7 +23,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from ..client.url_flow import UrlElicitation
@@ -33,16 +31,15 @@ from ..types.errors import ConnectionClosed, MCPError, RequestError
 from ..types.logging import LOGGING_LEVELS
 from ..types.prompts import Prompt
 from ..types.tools import Tool
-from ..types.uri_template import UriTemplate
 from . import completion
 from .commands import COMMANDS, Command, CommandError, changed_roots, parse_arguments, parse_command
-from .fields import OMIT, Field
 from .form_prompt import FormRenderer, LinkConsent
 from .log_lines import log_line, severity
 from .progress import ProgressDisplay
-from .prompting import ask_arguments, ask_field
+from .prompting import ask_arguments
 from .questions import Ask, Cancelled, Question, ask_line
 from .render import Renderer
+from .server_arguments import ask_prompt_arguments, ask_template_uri
 
 if TYPE_CHECKING:
     from ..client.client import Client
@@ -201,14 +198,7 @@ class TerminalSession:
     # -- commands --------------------------------------------------------------------------------
 
     async def _cmd_help(self, command: Command) -> None:
-        table = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
-        for usage, text in COMMANDS.values():
-            table.add_row(f"[bold]{escape(usage)}[/]", escape(text))
-        self.console.print(table)
-        self.console.print(
-            "[dim]Arguments: a JSON object, or key=value words (quote values with spaces). "
-            "Ctrl-C cancels a running request; in a form, Esc or Ctrl-C cancels the form.[/]"
-        )
+        self.renderer.help(COMMANDS.values())
 
     async def _cmd_tools(self, command: Command) -> None:
         tools = await self._run(self._client().list_tools())
@@ -233,7 +223,7 @@ class TerminalSession:
     async def _cmd_read(self, command: Command) -> None:
         uri = command.target
         if "{" in uri:
-            uri = await self._expand_template(uri)
+            uri = await ask_template_uri(self.console, self._ask_paused, self._client(), uri)
             self.console.print(f"[dim]Reading {escape(uri)}[/]", soft_wrap=True)
         result = await self._run(self._client().read_resource(uri))
         self.renderer.resource_result(uri, result)
@@ -249,25 +239,7 @@ class TerminalSession:
     async def _cmd_prompt(self, command: Command) -> None:
         client = self._client()
         prompt = await self._prompt(command.target)
-        fields = [
-            Field(
-                arg.name,
-                {"type": "string", **({"title": arg.title} if arg.title else {}), "description": arg.description},
-                bool(arg.required),
-                "text",
-            )
-            for arg in prompt.arguments or []
-        ]
-        schema = {"type": "object", "properties": {field.name: {"type": "string"} for field in fields}}
-        given = parse_arguments(command.rest, schema) if command.rest else None
-        arguments = {key: v if isinstance(v, str) else json.dumps(v) for key, v in (given or {}).items()}
-        for field in fields:
-            if field.name in arguments or (given and not field.required):
-                continue
-            completer = completion.argument_completer(client, prompt.name, field.name, arguments)
-            value = await ask_field(self.console, self._ask_paused, field, prefill="", complete=completer)
-            if value is not OMIT:
-                arguments[field.name] = value
+        arguments = await ask_prompt_arguments(self.console, self._ask_paused, client, prompt, command.rest)
         result = await self._run(client.get_prompt(prompt.name, arguments or None))
         self.renderer.prompt_result(prompt.name, result)
 
@@ -322,28 +294,7 @@ class TerminalSession:
         await self._cmd_roots(Command("roots"))
 
     async def _cmd_info(self, command: Command) -> None:
-        client = self._client()
-        table = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
-        info = client.server_info or {}
-        table.add_row("server", escape(f"{info.get('name', '?')} {info.get('version', '')}".strip()))
-        table.add_row("era", escape(f"{client.era} (protocol {client.protocol_version})"))
-        table.add_row("capabilities", escape(", ".join(sorted(client.server_capabilities or {})) or "none"))
-        if client.instructions:
-            table.add_row("instructions", escape(client.instructions))
-        self.console.print(table)
-
-    async def _expand_template(self, template: str) -> str:
-        """Ask for each variable of a resource template (Tab completes through the server); the URI."""
-        try:
-            parsed = UriTemplate(template)
-        except ValueError as exc:
-            raise CommandError(f"not a valid URI template: {exc}") from None
-        values: dict[str, str] = {}
-        for name in parsed.variables:
-            field = Field(name, {"type": "string", "minLength": 1}, True, "text")
-            completer = completion.template_completer(self._client(), template, name, dict(values))
-            values[name] = await ask_field(self.console, self._ask_paused, field, prefill="", complete=completer)
-        return parsed.expand(values)
+        self.renderer.connection(self._client())
 
     async def _tool(self, name: str) -> Tool:
         if name not in self.tools:

@@ -1,0 +1,72 @@
+"""Where a ``Server`` is hosted: Streamable HTTP under uvicorn, or stdin/stdout.
+
+``Server.run_http``, ``run_stdio`` and ``run`` are the front doors (their docstrings say what each
+option does); the work is here, so that the facade stays a list of what a server can do.
+The heavy imports (uvicorn, the HTTP app, the stdio transport) happen on first use.
+"""
+
+from __future__ import annotations
+
+__all__ = ["http_base", "serve_http", "serve_stdio"]
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .server import Server
+
+
+def serve_http(
+    server: Server,
+    host: str,
+    port: int,
+    path: str,
+    *,
+    header_timeout: float | None,
+    body_timeout: float | None,
+    max_connections: int | None,
+    retry_after: int,
+    **options: Any,
+) -> None:
+    """Run ``server.http_app(path)`` under uvicorn until it stops (``Server.run_http`` documents the options)."""
+    import uvicorn
+
+    from ..runtime.loops import loop_name
+    from ..transports.http.serving import uvicorn_options
+    from .url_elicitation import UrlElicitations
+
+    flows = UrlElicitations.of(server)
+    if not flows.base_url and port:
+        flows.base_url = http_base(host, port)
+    options.setdefault("max_requests", None)
+    app = server.http_app(path, body_timeout=None, retry_after=retry_after, **options)
+    guard = uvicorn_options(
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
+        max_connections=max_connections,
+        retry_after=retry_after,
+    )
+    uvicorn.run(app, host=host, port=port, loop=loop_name(), **guard)
+
+
+async def serve_stdio(server: Server, max_line_bytes: int | None) -> None:
+    """Serve ``server`` on stdin/stdout until stdin closes; the transport is closed after."""
+    from ..framing.ndjson import DEFAULT_MAX_LINE_BYTES
+    from ..transports.stdio import StdioServerTransport
+
+    transport = StdioServerTransport(max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES)
+    await transport.start()
+    try:
+        await server.serve(transport)
+    finally:
+        await transport.close()
+
+
+def http_base(host: str, port: int) -> str:
+    """The URL a local browser reaches ``run_http(host, port)`` by."""
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
