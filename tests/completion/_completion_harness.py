@@ -3,35 +3,28 @@
 
 from __future__ import annotations
 
-import asyncio
+__all__ = ["ERAS", "bench_words", "brute_force", "connected", "prompt_ref", "run", "template_ref"]
+
 import contextlib
 import functools
 from collections.abc import AsyncIterator
-from typing import Any, TypeVar
+from typing import Any
 
 from backchannel import Client, Server
-from backchannel.testing import run as kit_run
-from backchannel.transports.memory import memory_pair
+from backchannel import testing as kit
 
-T = TypeVar("T")
 ERAS = ("legacy", "modern")
 
 
-run = functools.partial(kit_run, timeout=20.0)
+run = functools.partial(kit.run, timeout=20.0)
 
 
 @contextlib.asynccontextmanager
 async def connected(server: Server, era: str) -> AsyncIterator[Client]:
-    """A ``Client`` in ``era`` ("legacy" or "modern") connected to ``server``."""
-    client_side, server_side = memory_pair()
-    serving = asyncio.create_task(server.serve(server_side))
-    try:
-        async with Client(client_side, era=era) as client:  # type: ignore[arg-type]
-            assert client.era == era
-            yield client
-    finally:
-        await server_side.close()
-        await serving
+    """The kit's ``connected`` in memory, checking the era was agreed as asked."""
+    async with kit.connected(server, era) as client:  # type: ignore[arg-type]
+        assert client.era == era
+        yield client
 
 
 def prompt_ref(name: str) -> dict[str, Any]:

@@ -9,86 +9,42 @@ well-behaved client never sends.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, TypeVar
-
-import msgspec
+from typing import Any
 
 from backchannel import Client, Server
-from backchannel.protocol.events import Outgoing
-from backchannel.transports.base import Transport, wire_messages
-from backchannel.transports.memory import MemoryTransport, memory_pair
+from backchannel import testing as kit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from _server_harness import MODERN, RawPeer, error_of, result_of
 
-from backchannel.testing import run as kit_run
+__all__ = ["ERAS", "MODERN", "RawPeer", "Tap", "error_of", "raw_answers", "result_of", "run", "session"]
 
-__all__ = ["ERAS", "MODERN", "RawPeer", "Tap", "error_of", "result_of", "run", "session"]
-
-T = TypeVar("T")
 ERAS = ("legacy", "modern")
+run = kit.run
 
 
-run = kit_run
-
-
-def _copy(message: Any) -> Any:
-    return msgspec.json.decode(msgspec.json.encode(message))
-
-
-class Tap(Transport):
-    """The server end of a memory pair, recording both directions."""
-
-    def __init__(self, inner: MemoryTransport) -> None:
-        self.inner = inner
-        #: What the client sent (as the server received it), in order.
-        self.inbound: list[dict[str, Any]] = []
-        #: What the server sent, in order.
-        self.outbound: list[dict[str, Any]] = []
-
-    async def receive(self) -> list[Any] | None:
-        batch = await self.inner.receive()
-        if batch:
-            self.inbound.extend(_copy(item) for item in batch if isinstance(item, dict))
-        return batch
-
-    def write(self, items: list[Outgoing]) -> None:
-        self.outbound.extend(_copy(message) for message in wire_messages(items))
-        self.inner.write(items)
-
-    async def drain(self) -> None:
-        await self.inner.drain()
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    # ------------------------------------------------------------------ queries
+class Tap(kit.Tap):
+    """The server's end, recorded both ways: ``received`` is what the client sent,
+    ``written`` what the server sent. Adds the questions these tests ask most."""
 
     def server_requests(self, method: str = "elicitation/create") -> list[dict[str, Any]]:
         """Requests the server sent (handshake era)."""
-        return [m for m in self.outbound if m.get("method") == method and "id" in m]
-
-    def client_requests(self, method: str) -> list[dict[str, Any]]:
-        return [m for m in self.inbound if m.get("method") == method and "id" in m]
-
-    def server_notifications(self, method: str) -> list[dict[str, Any]]:
-        return [m for m in self.outbound if m.get("method") == method and "id" not in m]
+        return self.requests_written(method)
 
     def client_response_to(self, request_id: Any) -> dict[str, Any]:
-        """The client's answer to the server's request ``request_id``."""
-        found = [m for m in self.inbound if m.get("id") == request_id and "method" not in m]
+        """The client's one answer to the server's request ``request_id``."""
+        found = self.responses_received(request_id)
         assert len(found) == 1, f"expected one answer to {request_id!r}, got {found}"
         return found[0]
 
     def server_response_to(self, request_id: Any) -> dict[str, Any]:
-        """The server's answer to the client's request ``request_id``."""
-        found = [m for m in self.outbound if m.get("id") == request_id and "method" not in m]
+        """The server's one answer to the client's request ``request_id``."""
+        found = self.responses_written(request_id)
         assert len(found) == 1, f"expected one answer to {request_id!r}, got {found}"
         return found[0]
 
@@ -96,16 +52,10 @@ class Tap(Transport):
 @contextlib.asynccontextmanager
 async def session(server: Server, era: str = "legacy", **options: Any) -> AsyncIterator[tuple[Client, Tap]]:
     """A ``Client`` in ``era`` talking to ``server``; ``options`` go to ``Client``."""
-    client_side, server_side = memory_pair()
-    tap = Tap(server_side)
-    serving = asyncio.create_task(server.serve(tap))
-    client = Client(client_side, era=era, name="tester", version="9.9", **options)  # type: ignore[arg-type]
-    try:
-        async with client:
-            yield client, tap
-    finally:
-        await server_side.close()
-        await serving
+    tap = Tap()
+    options.setdefault("version", "9.9")
+    async with kit.connected(server, era, wrap_server=tap.around, **options) as client:  # type: ignore[arg-type]
+        yield client, tap
 
 
 def raw_answers(client: Client, answers: list[dict[str, Any]]) -> list[dict[str, Any]]:

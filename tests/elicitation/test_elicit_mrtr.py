@@ -60,7 +60,7 @@ def test_two_questions_are_two_rounds() -> None:
         async with session(two_step_server(), "modern", elicitation=lambda p: next(answers)) as (client, tap):
             result = await client.call_tool("profile", {})
             assert result.content[0].text == "accept:{'name': 'Ada'} accept:{'color': 'teal'}"  # type: ignore[union-attr]
-            first, second, third = tap.client_requests("tools/call")
+            first, second, third = tap.requests_received("tools/call")
             assert len({first["id"], second["id"], third["id"]}) == 3
             round1 = tap.server_response_to(first["id"])["result"]
             round2 = tap.server_response_to(second["id"])["result"]
@@ -281,7 +281,7 @@ def test_prompt_elicits_in_the_stateless_era() -> None:
         async with session(context_server(), "modern", elicitation=handler) as (client, tap):
             result = await client.get_prompt("briefing", {"audience": "board"})
             assert result.messages[0].content.text == "Brief the board on caching"  # type: ignore[union-attr]
-            first, retry = tap.client_requests("prompts/get")
+            first, retry = tap.requests_received("prompts/get")
             round1 = tap.server_response_to(first["id"])["result"]
             assert round1["resultType"] == "input_required"
             assert round1["inputRequests"]["topic"]["params"]["message"] == "What topic?"
@@ -307,7 +307,7 @@ def test_resource_read_elicits_in_the_stateless_era(uri: str) -> None:
         async with session(context_server(), "modern", elicitation=lambda p: accept({"name": "Ada"})) as (client, tap):
             result = await client.read_resource(uri)
             assert result.contents[0].text.endswith("notes of Ada")  # type: ignore[union-attr]
-            first, retry = tap.client_requests("resources/read")
+            first, retry = tap.requests_received("resources/read")
             assert tap.server_response_to(first["id"])["result"]["resultType"] == "input_required"
             assert retry["params"]["uri"] == uri
 

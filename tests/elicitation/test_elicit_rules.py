@@ -74,7 +74,7 @@ def test_invalid_content_is_asked_again_with_the_problem(era: str) -> None:
             if era == "legacy":
                 assert len(tap.server_requests()) == 2
             else:  # another MRTR round: three tools/call requests
-                assert len(tap.client_requests("tools/call")) == 3
+                assert len(tap.requests_received("tools/call")) == 3
         assert handled == [Elicited("accept", Age("Ada", 36))]
 
     run(body)
@@ -201,10 +201,10 @@ def test_client_declares_only_the_modes_it_handles() -> None:
 
     async def body() -> None:
         async with session(Server("s"), "legacy", elicitation=handler) as (_, tap):
-            [initialize] = tap.client_requests("initialize")
+            [initialize] = tap.requests_received("initialize")
             assert initialize["params"]["capabilities"] == {"elicitation": {"form": {}}}
         async with session(Server("s"), "legacy") as (_, tap):
-            [initialize] = tap.client_requests("initialize")
+            [initialize] = tap.requests_received("initialize")
             assert "elicitation" not in initialize["params"]["capabilities"]
 
     run(body)
@@ -261,7 +261,7 @@ def test_fallback_runs_instead(era: str) -> None:
         async with session(gated_server(fallback=True), era) as (client, tap):
             assert text(await client.call_tool("ask", {})) == "accept Age(name='Fallback', age=0)"
             assert tap.server_requests() == []
-            assert len(tap.client_requests("tools/call")) == 1  # no MRTR round either
+            assert len(tap.requests_received("tools/call")) == 1  # no MRTR round either
 
     run(body)
 
@@ -294,7 +294,7 @@ def test_timeout_cancels_the_question_on_the_wire() -> None:
         async with session(server, "legacy", elicitation=never) as (client, tap):
             assert text(await client.call_tool("ask", {})) == "cancel"
             [question] = tap.server_requests()
-            [cancelled] = tap.server_notifications("notifications/cancelled")
+            [cancelled] = tap.notifications_written("notifications/cancelled")
             assert cancelled["params"]["requestId"] == question["id"]
             await asyncio.wait_for(person_left.wait(), 2)  # the client stopped asking too
         assert outcome == [Elicited("cancel")]
@@ -318,7 +318,7 @@ def test_server_wide_elicitation_timeout() -> None:
             started = asyncio.get_running_loop().time()
             assert text(await client.call_tool("ask", {})) == "cancel"
             assert asyncio.get_running_loop().time() - started < 5
-            assert len(tap.server_notifications("notifications/cancelled")) == 1
+            assert len(tap.notifications_written("notifications/cancelled")) == 1
 
     run(body)
 
@@ -355,7 +355,7 @@ def test_declined_form_is_not_shown_again_by_the_same_tool(era: str) -> None:
             return len(tap.server_requests())
         return sum(
             "inputRequests" in tap.server_response_to(call["id"]).get("result", {})
-            for call in tap.client_requests("tools/call")
+            for call in tap.requests_received("tools/call")
         )
 
     async def body() -> None:
@@ -395,7 +395,7 @@ def test_cancel_is_not_remembered(era: str) -> None:
             if era == "legacy":
                 assert len(tap.server_requests()) == 2
             else:
-                assert len(tap.client_requests("tools/call")) == 4  # each call: ask, retry
+                assert len(tap.requests_received("tools/call")) == 4  # each call: ask, retry
 
     run(body)
 

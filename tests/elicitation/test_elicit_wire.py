@@ -73,11 +73,11 @@ def test_legacy_sends_elicitation_create_on_the_connection() -> None:
     async def body() -> None:
         async with session(asking_server(SCHEMA), "legacy", elicitation=accept({"name": "Ada"})) as (client, tap):
             await client.call_tool("ask", {"topic": "t"})
-            [call] = tap.client_requests("tools/call")
+            [call] = tap.requests_received("tools/call")
             [question] = tap.server_requests()
             assert question["params"] == {"mode": "form", "message": "Who are you?", "requestedSchema": SCHEMA}
             # sent while the call was open: before the call's answer
-            assert tap.outbound.index(question) < tap.outbound.index(tap.server_response_to(call["id"]))
+            assert tap.written.index(question) < tap.written.index(tap.server_response_to(call["id"]))
             answer = tap.client_response_to(question["id"])
             assert answer["result"] == {"action": "accept", "content": {"name": "Ada", "age": 30}}
 
@@ -92,7 +92,7 @@ def test_modern_answers_with_input_required_and_retries_with_new_id() -> None:
         async with session(asking_server(SCHEMA), "modern", elicitation=accept({"name": "Ada"})) as (client, tap):
             result = await client.call_tool("ask", {"topic": "t"})
             assert text(result).startswith("accept|dict|")
-            first, retry = tap.client_requests("tools/call")
+            first, retry = tap.requests_received("tools/call")
             assert tap.server_requests() == []  # the stateless era sends no requests of its own
             incomplete = tap.server_response_to(first["id"])["result"]
             assert incomplete["resultType"] == "input_required"
@@ -171,7 +171,7 @@ def test_client_fills_defaults_before_sending(era: str) -> None:
                 [question] = tap.server_requests()
                 sent = tap.client_response_to(question["id"])["result"]
             else:
-                retry = tap.client_requests("tools/call")[-1]
+                retry = tap.requests_received("tools/call")[-1]
                 [sent] = retry["params"]["inputResponses"].values()
             assert sent == {"action": "accept", "content": filled}
 

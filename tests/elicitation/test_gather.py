@@ -11,31 +11,11 @@ from typing import Any
 import pytest
 
 from backchannel import Client, Context, Server
-from backchannel.protocol.events import Outgoing
-from backchannel.transports.base import Transport
-from backchannel.transports.memory import MemoryTransport, memory_pair
+from backchannel.testing import Tap, connected
+from backchannel.transports.memory import memory_pair
 from backchannel.types.errors import RequestError
 
 FORM = {"type": "object", "properties": {"name": {"type": "string"}}}
-
-
-class Tap(Transport):
-    """The client's side of the wire, recording what the server sends."""
-
-    def __init__(self, inner: MemoryTransport) -> None:
-        self.inner = inner
-        self.seen: list[dict[str, Any]] = []
-
-    async def receive(self) -> list[Any] | None:
-        batch = await self.inner.receive()
-        self.seen.extend(batch or [])
-        return batch
-
-    def write(self, items: list[Outgoing]) -> None:
-        self.inner.write(items)
-
-    async def close(self) -> None:
-        await self.inner.close()
 
 
 def _server() -> Server:
@@ -55,14 +35,10 @@ def test_two_questions_are_answered_in_order(era: str) -> None:
         return {"action": "accept", "content": {"name": params["message"].rstrip("?").lower()}}
 
     async def body() -> tuple[str, list[dict[str, Any]]]:
-        client_side, server_side = memory_pair()
-        tap = Tap(client_side)
-        serving = asyncio.create_task(_server().serve(server_side))
-        async with Client(tap, era=era, elicitation=person) as client:  # type: ignore[arg-type]
+        tap = Tap()  # the client's end: what the server sent
+        async with connected(_server(), era, wrap_client=tap.around, elicitation=person) as client:  # type: ignore[arg-type]
             result = await client.call_tool("survey")
-        await server_side.close()
-        await serving
-        return result.content[0].text, tap.seen  # type: ignore[union-attr]
+        return result.content[0].text, tap.received  # type: ignore[union-attr]
 
     text, seen = asyncio.run(asyncio.wait_for(body(), 10))
     assert text == "first and second"

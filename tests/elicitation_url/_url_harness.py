@@ -4,26 +4,39 @@ that run URL flows."""
 
 from __future__ import annotations
 
+__all__ = [
+    "BASE",
+    "ERAS",
+    "Browser",
+    "InstantGrant",
+    "Person",
+    "ProviderGrant",
+    "Recorder",
+    "code_in",
+    "connected",
+    "live",
+    "make_server",
+    "run",
+    "text_of",
+]
+
 import asyncio
 import contextlib
 import functools
 import re
-import socket
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
-import uvicorn
 
 from backchannel import Client, Context, Server
 from backchannel.client.url_flow import UrlElicitation, UrlElicitationHandler
-from backchannel.protocol.events import Outgoing
 from backchannel.server.url_elicitation import UrlElicitations, UrlFlow
+from backchannel.testing import Tap, serve_on_loopback
+from backchannel.testing import connected as kit_connected
 from backchannel.testing import run as kit_run
 from backchannel.transports.base import Transport
-from backchannel.transports.memory import MemoryTransport, memory_pair
 
-T = TypeVar("T")
 ERAS = ("legacy", "modern")
 BASE = "http://flows.test"
 CODE = re.compile(r"Confirmation code: (\d{4}-\d{4})")
@@ -38,45 +51,19 @@ def code_in(message: str) -> str:
     return found.group(1)
 
 
-class Recorder(Transport):
-    """The client's side of a memory pair; keeps every message in both directions."""
+class Recorder(Tap):
+    """The client's end, recorded both ways (``received``, and ``sent`` as written)."""
 
-    def __init__(self, inner: MemoryTransport) -> None:
-        self.inner = inner
-        self.received: list[dict[str, Any]] = []
-        self.sent: list[dict[str, Any]] = []
-
-    async def receive(self) -> list[Any] | None:
-        batch = await self.inner.receive()
-        if batch:
-            self.received.extend(item for item in batch if isinstance(item, dict))
-        return batch
-
-    def write(self, items: list[Outgoing]) -> None:
-        self.sent.extend(item for item in items if isinstance(item, dict))
-        self.inner.write(items)
-
-    async def drain(self) -> None:
-        await self.inner.drain()
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def notifications(self, method: str) -> list[dict[str, Any]]:
-        return [m for m in self.received if m.get("method") == method and "id" not in m]
-
-    def requests(self, method: str) -> list[dict[str, Any]]:
-        return [m for m in self.received if m.get("method") == method and "id" in m]
-
-    def sent_requests(self, method: str) -> list[dict[str, Any]]:
-        return [m for m in self.sent if m.get("method") == method and "id" in m]
+    @property
+    def sent(self) -> list[dict[str, Any]]:
+        return self.written
 
     def errors(self) -> list[dict[str, Any]]:
         return [m["error"] for m in self.received if "error" in m]
 
     def results(self) -> list[dict[str, Any]]:
         """Results of our ``tools/call`` requests, in order."""
-        calls = {m["id"] for m in self.sent_requests("tools/call")}
+        calls = {m["id"] for m in self.requests_written("tools/call")}
         return [m["result"] for m in self.received if "result" in m and m.get("id") in calls]
 
 
@@ -89,20 +76,24 @@ async def connected(
     principal: str | None = None,
     **options: Any,
 ) -> AsyncIterator[tuple[Client, Recorder]]:
-    """A ``Client`` in ``era`` over a recorded memory pair; ``principal`` is who the
-    server sees calling (as an HTTP authenticator would name them)."""
-    client_side, server_side = memory_pair()
-    server_side.principal = principal  # read by ctx.principal
-    server_side.authenticates_callers = True  # as over HTTP: no principal is an anonymous caller
-    recorder = Recorder(client_side)
-    serving = asyncio.create_task(server.serve(server_side))
-    client = Client(recorder, era=era, name="tester", url_elicitation=url_handler, **options)  # type: ignore[arg-type]
-    try:
-        async with client:
-            yield client, recorder
-    finally:
-        await server_side.close()
-        await serving
+    """A ``Client`` in ``era`` over the kit's memory link, the client's end recorded;
+    ``principal`` is who the server sees calling (as an HTTP authenticator would name them)."""
+
+    def as_over_http(server_end: Transport) -> Transport:
+        server_end.principal = principal  # read by ctx.principal
+        server_end.authenticates_callers = True  # as over HTTP: no principal is an anonymous caller
+        return server_end
+
+    recorder = Recorder()
+    async with kit_connected(
+        server,
+        era,  # type: ignore[arg-type]
+        wrap_server=as_over_http,
+        wrap_client=recorder.around,
+        url_elicitation=url_handler,
+        **options,
+    ) as client:
+        yield client, recorder
 
 
 class Person:
@@ -214,26 +205,6 @@ def text_of(result: Any) -> str:
     return "".join(getattr(block, "text", "") for block in result.content)
 
 
-@contextlib.asynccontextmanager
-async def live(app: Any) -> AsyncIterator[str]:
-    """Serve ``app`` with uvicorn on 127.0.0.1 (a free port) in this loop; yields its base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
-    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
-    async with asyncio.timeout(5):
-        while not server.started:
-            if task.done():
-                task.result()
-            await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-            await asyncio.wait_for(task, 5)
-        sock.close()
+def live(app: Any) -> contextlib.AbstractAsyncContextManager[str]:
+    """``app`` under uvicorn on a free port of 127.0.0.1 (no lifespan); yields its base URL."""
+    return serve_on_loopback(app, lifespan="off")

@@ -63,7 +63,9 @@ def only_flow(flows: UrlElicitations) -> UrlFlow:
 def asked_urls(recorder: Recorder, era: str) -> list[tuple[str, str]]:
     """Each link the server sent, as (question key or elicitationId, url), in order."""
     if era == "legacy":
-        return [(m["params"]["elicitationId"], m["params"]["url"]) for m in recorder.requests("elicitation/create")]
+        return [
+            (m["params"]["elicitationId"], m["params"]["url"]) for m in recorder.requests_received("elicitation/create")
+        ]
     asked: list[tuple[str, str]] = []
     for result in recorder.results():
         for key, request in (result.get("inputRequests") or {}).items():
@@ -89,7 +91,7 @@ def test_wrong_codes_use_up_the_link_not_the_flow_and_the_owner_finishes_with_a_
 
             # The owner's call goes on: no result, no decline or cancel, no completion; a fresh link instead.
             fresh = await next_link(person, call)
-            assert not call.done() and recorder.notifications(COMPLETE) == []
+            assert not call.done() and recorder.notifications_received(COMPLETE) == []
             assert all(r.get("resultType") == "input_required" for r in recorder.results())
             flow = only_flow(flows)
             assert flow.status == "pending" and flow.outcome is None and flow.links == 2
@@ -119,13 +121,13 @@ def test_wrong_codes_use_up_the_link_not_the_flow_and_the_owner_finishes_with_a_
             assert [url for _, url in asked] == [first.url, fresh.url]
             if era == "legacy":
                 assert asked[0][0] == asked[1][0] == first.elicitation_id
-                (note,) = recorder.notifications(COMPLETE)
+                (note,) = recorder.notifications_received(COMPLETE)
                 assert note["params"] == {"elicitationId": first.elicitation_id}
                 answers = [m["result"] for m in recorder.sent if "result" in m]
                 assert answers == [{"action": "accept"}, {"action": "accept"}]
             else:
                 assert asked[0][0] != asked[1][0]  # the consent to the fresh link is an answer of its own
-                assert recorder.notifications(COMPLETE) == []
+                assert recorder.notifications_received(COMPLETE) == []
 
     run(body)
 

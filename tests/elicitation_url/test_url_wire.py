@@ -52,7 +52,7 @@ def test_handshake_request_path_sends_an_id_and_announces_completion() -> None:
         async with connected(server, "legacy", url_handler=person) as (client, recorder), Browser(flows) as browser:
             call = asyncio.create_task(client.call_tool("confirm"))
             request = await person.seen.get()
-            (create,) = recorder.requests("elicitation/create")
+            (create,) = recorder.requests_received("elicitation/create")
             params = create["params"]
             assert params["mode"] == "url" and params["url"] == request.url
             assert params["elicitationId"] == request.elicitation_id
@@ -67,7 +67,7 @@ def test_handshake_request_path_sends_an_id_and_announces_completion() -> None:
             assert done.status_code == 200
             result = await call
             assert text_of(result) == "accept"
-            (note,) = recorder.notifications(COMPLETE)
+            (note,) = recorder.notifications_received(COMPLETE)
             assert note["params"] == {"elicitationId": request.elicitation_id}
             order = [m.get("method") or ("result" if "result" in m else "") for m in recorder.received]
             assert order.index(COMPLETE) < len(order) - 1 - order[::-1].index("result")
@@ -92,7 +92,7 @@ def test_stateless_request_path_has_no_id_no_notification_and_no_32042() -> None
         ((key, asked),) = first["inputRequests"].items()
         assert asked["method"] == "elicitation/create" and asked["params"]["mode"] == "url"
         assert "requestState" in first
-        retry = recorder.sent_requests("tools/call")[1]["params"]
+        retry = recorder.requests_written("tools/call")[1]["params"]
         assert retry["inputResponses"] == {key: {"action": "accept"}}
         assert retry["requestState"] == first["requestState"]
         text = _all_text(recorder)
@@ -137,7 +137,7 @@ def test_decline_and_cancel_end_the_flow(era: str, action: str) -> None:
             assert text_of(result) == action
             (request,) = person.all
             assert (await browser.open(request.url)).status_code == 404  # the link died with the flow
-            assert not recorder.notifications(COMPLETE)
+            assert not recorder.notifications_received(COMPLETE)
 
     run(body)
 
@@ -182,12 +182,12 @@ def test_32042_lists_the_flow_and_the_client_retries_after_completion() -> None:
             (listed,) = error["data"]["elicitations"]
             assert set(listed) == {"mode", "elicitationId", "url", "message"} and listed["mode"] == "url"
             assert listed["elicitationId"] == request.elicitation_id and listed["url"] == request.url
-            assert len(recorder.sent_requests("tools/call")) == 1  # no retry before the flow is done
+            assert len(recorder.requests_written("tools/call")) == 1  # no retry before the flow is done
             await browser.complete(request)
             assert text_of(await call) == "ready"
-            (note,) = recorder.notifications(COMPLETE)
+            (note,) = recorder.notifications_received(COMPLETE)
             assert note["params"]["elicitationId"] == request.elicitation_id
-            assert len(recorder.sent_requests("tools/call")) == 2
+            assert len(recorder.requests_written("tools/call")) == 2
             assert grant.connected == {"alice"}
 
     run(body)
@@ -275,7 +275,7 @@ def test_32042_declined_is_not_retried(action: str) -> None:
             with pytest.raises(UrlFlowIncomplete) as caught:
                 await client.call_tool("prereq")
             assert caught.value.action == action
-            assert len(recorder.sent_requests("tools/call")) == 1
+            assert len(recorder.requests_written("tools/call")) == 1
 
     run(body)
 
@@ -316,7 +316,7 @@ def test_the_client_ignores_completion_of_unknown_ids() -> None:
             seen: list[str] = []
             client.inputs.url_flows.on_complete = seen.append
             assert text_of(await client.call_tool("noisy")) == "ok"
-            assert recorder.notifications(COMPLETE) and seen == []
+            assert recorder.notifications_received(COMPLETE) and seen == []
             assert not client.inputs.url_flows.is_complete("nobody-asked")
             assert text_of(await client.call_tool("noisy")) == "ok"  # the connection is fine
 
@@ -341,7 +341,7 @@ def test_undeclared_url_mode_sends_nothing_and_is_32021(era: str) -> None:
                     await client.call_tool(tool)
                 assert caught.value.code == -32021
                 assert caught.value.data == {"requiredCapabilities": {"elicitation": {"url": {}}}}
-            assert not recorder.requests("elicitation/create")
+            assert not recorder.requests_received("elicitation/create")
             assert all("inputRequests" not in r for r in recorder.results())
             assert not flows._flows  # no flow was even started
 
@@ -374,7 +374,7 @@ def test_the_session_core_refuses_to_send_url_mode_to_a_form_only_client() -> No
     async def body() -> None:
         async with connected(server, "legacy", elicitation=lambda p: {"action": "cancel"}) as (client, recorder):
             assert text_of(await client.call_tool("raw")) == "refused"
-            assert not recorder.requests("elicitation/create")
+            assert not recorder.requests_received("elicitation/create")
 
     run(body)
 

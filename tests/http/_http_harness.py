@@ -11,19 +11,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
-import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
-import uvicorn
 
 from backchannel import Context, Server
 from backchannel.framing import http as H
 from backchannel.framing.sse import SSEDecoder, SSEEvent
 from backchannel.testing import run as kit_run
+from backchannel.testing import serve_on_loopback, within
 from backchannel.transports.http.app import HttpApp
 from backchannel.types import meta as M
 
@@ -282,30 +280,11 @@ class Live:
 
 @contextlib.asynccontextmanager
 async def live(app: Any) -> AsyncIterator[Live]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
-    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
-    deadline = time.monotonic() + 5
-    while not server.started:
-        if task.done() or time.monotonic() > deadline:
-            task.result()
-            raise RuntimeError("uvicorn did not start")
-        await asyncio.sleep(0.01)
-    try:
-        yield Live(app, port)
-    finally:
-        server.should_exit = True
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait_for(task, 5)
-        sock.close()
+    """``app`` under uvicorn on a free port of 127.0.0.1, in this loop (the kit's ``serve_on_loopback``)."""
+    async with serve_on_loopback(app) as url:
+        yield Live(app, int(url.rsplit(":", 1)[1]))
 
 
 async def wait_until(condition: Callable[[], bool], timeout: float = 3.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():  # noqa: ASYNC110 - polling state the app does not signal
-            await asyncio.sleep(0.01)
+    """The kit's ``within``, with this suite's bound."""
+    await within(condition, timeout=timeout)

@@ -81,8 +81,8 @@ def test_shielded_section_finishes_then_no_response_cn08_cn10_cn13(era: str) -> 
             assert flags == [("before", False), ("after", True)]
             assert after_shield == []
             assert progress_refused == []
-            assert [m["params"]["progress"] for m in wire.sent("notifications/progress")] == [1]
-            assert wire.answers_to(request_id) == []
+            assert [m["params"]["progress"] for m in wire.notifications_written("notifications/progress")] == [1]
+            assert wire.responses_written(request_id) == []
             assert_tables_empty(client, connection)
 
     run(main)
@@ -124,7 +124,7 @@ def test_long_loop_checks_ctx_cancelled_and_stops_cn08_cn09(era: str) -> None:
             await settle(client)
             assert report["stopped_after"] >= 3
             assert report["resource"] == {"open": False}
-            assert wire.answers_to(wire.call_id("scan")) == []
+            assert wire.responses_written(wire.call_id("scan")) == []
             assert_tables_empty(client, connection)
 
     run(main)
@@ -308,7 +308,7 @@ def test_a_thousand_cancelled_calls_leave_the_tables_empty_cn09_pg16(era: str) -
             assert tables(client, connection) == dict.fromkeys(tables(client, connection), 0)
             assert len(asyncio.all_tasks()) == baseline
             assert {k for k, e in started.items() if e.is_set()} <= finished
-            ids = {m["id"] for m in wire.calls("hold")}
+            ids = {m["id"] for m in wire.tool_calls_received("hold")}
             assert len(ids) == 800  # those cancelled before the write were never sent
             assert set(wire.cancellations()) == ids  # every one that was sent is cancelled on the wire
             assert not [m for m in wire.written if m.get("id") in ids]  # CN-10: not one answer

@@ -71,7 +71,7 @@ def test_set_level_thresholds_for_all_eight_levels_lg02_lg03(era: str) -> None:
                 await client.set_logging_level(level)  # type: ignore[arg-type]
                 await client.call_tool("chatty", {"tag": level})
                 assert logs.levels(level) == list(LEVELS[rank:]), level
-                call = wire.calls("chatty")[-1]
+                call = wire.tool_calls_received("chatty")[-1]
                 if era == "modern":
                     assert call["params"]["_meta"][M.LOG_LEVEL] == level
                 else:
@@ -107,7 +107,7 @@ def test_default_level_none_sends_nothing_until_set_level_lg04() -> None:
         logs = Logs()
         async with serving(server, "legacy", on_log=logs) as (client, _, wire):
             await client.call_tool("chatty", {"tag": "quiet"})
-            assert wire.sent("notifications/message") == []
+            assert wire.notifications_written("notifications/message") == []
             await client.set_logging_level("error")
             await client.call_tool("chatty", {"tag": "loud"})
             assert logs.levels() == ["error", "critical", "alert", "emergency"]
@@ -143,8 +143,8 @@ def test_stateless_era_without_a_level_sends_no_log_messages_lg04() -> None:
         logs = Logs()
         async with serving(server, "modern", on_log=logs) as (client, _, wire):
             await client.call_tool("chatty", {"tag": "none"})
-            assert M.LOG_LEVEL not in wire.calls("chatty")[0]["params"]["_meta"]
-            assert wire.sent("notifications/message") == []
+            assert M.LOG_LEVEL not in wire.tool_calls_received("chatty")[0]["params"]["_meta"]
+            assert wire.notifications_written("notifications/message") == []
             assert logs.messages == []
             await client.set_logging_level("alert")
             await client.call_tool("chatty", {"tag": "some"})
@@ -174,7 +174,7 @@ def test_invalid_level_is_refused_lg05(era: str) -> None:
                     await client.call_tool("chatty", {"tag": "x"})
                 client.session.log_level = None
             assert caught.value.code == INVALID_PARAMS
-            assert wire.sent("notifications/message") == []
+            assert wire.notifications_written("notifications/message") == []
 
     run(main)
 
@@ -227,7 +227,7 @@ def test_data_is_any_json_value_and_logger_is_optional_lg08_lg09(era: str) -> No
             assert [m["data"] for m in logs.messages] == values
             assert logs.messages[0] == {"level": "error", "logger": "database", "data": values[0]}
             assert all("logger" not in m for m in logs.messages[1:])
-            assert len(wire.sent("notifications/message")) == len(values)
+            assert len(wire.notifications_written("notifications/message")) == len(values)
             assert problems and "unknown log level 'verbose'" in problems[0]
 
     run(main)

@@ -48,15 +48,15 @@ def test_progress_carries_the_request_token_total_and_message_pg01_pg04_pg07(era
         seen, on_progress = collect()
         async with serving(server, era) as (client, _, wire):
             await client.call_tool("analyze", on_progress=on_progress)
-            token = wire.calls("analyze")[0]["params"]["_meta"]["progressToken"]
+            token = wire.tool_calls_received("analyze")[0]["params"]["_meta"]["progressToken"]
             assert type(token) in (int, str)  # PG-01
-            sent = wire.sent("notifications/progress")
+            sent = wire.notifications_written("notifications/progress")
             assert [m["params"]["progressToken"] for m in sent] == [token] * 3
             assert [m["params"]["progress"] for m in sent] == [50, 100, 150]
             assert triples(seen) == [(50, 150, "file 1/3"), (100, 150, "file 2/3"), (150, 150, "file 3/3")]
             assert {e.token for e in seen} == {token}
             # PG-18: every progress notification was written before the answer.
-            answer_at = wire.written.index(wire.answers_to(wire.call_id("analyze"))[0])
+            answer_at = wire.written.index(wire.responses_written(wire.call_id("analyze"))[0])
             assert all(wire.written.index(m) < answer_at for m in sent)
 
     run(main)
@@ -78,7 +78,7 @@ def test_floats_and_unknown_total_pg06_pg12(era: str) -> None:
         seen, on_progress = collect()
         async with serving(server, era) as (client, _, wire):
             await client.call_tool("stream", on_progress=on_progress)
-            params = [m["params"] for m in wire.sent("notifications/progress")]
+            params = [m["params"] for m in wire.notifications_written("notifications/progress")]
             assert [p["progress"] for p in params] == [0.25, 0.5, 1024.75]
             assert params[0]["total"] == 1.5
             assert "total" not in params[1] and "total" not in params[2]
@@ -105,8 +105,8 @@ def test_report_progress_is_a_no_op_without_a_token_pg03_pg10(era: str) -> None:
         async with serving(server, era) as (client, _, wire):
             result = await client.call_tool("work")
             assert not result.is_error
-            assert "progressToken" not in (wire.calls("work")[0]["params"].get("_meta") or {})
-            assert wire.sent("notifications/progress") == []
+            assert "progressToken" not in (wire.tool_calls_received("work")[0]["params"].get("_meta") or {})
+            assert wire.notifications_written("notifications/progress") == []
 
     run(main)
 
@@ -132,7 +132,7 @@ def test_decreasing_or_repeated_progress_is_refused_locally_pg05(era: str) -> No
         seen, on_progress = collect()
         async with serving(server, era) as (client, _, wire):
             await client.call_tool("wobbly", on_progress=on_progress)
-            assert [m["params"]["progress"] for m in wire.sent("notifications/progress")] == [5, 6]
+            assert [m["params"]["progress"] for m in wire.notifications_written("notifications/progress")] == [5, 6]
             assert [e.progress for e in seen] == [5, 6]
             assert len(refused) == 2
             assert all("must increase" in message for message in refused)
@@ -159,7 +159,7 @@ def test_progress_after_the_response_is_refused_pg08_pg09_pg18(era: str) -> None
             with pytest.raises(LocalProtocolError, match="after its response"):
                 await kept[0].report_progress(2)
             await settle(client)
-            assert [m["params"]["progress"] for m in wire.sent("notifications/progress")] == [1]
+            assert [m["params"]["progress"] for m in wire.notifications_written("notifications/progress")] == [1]
             assert [e.progress for e in seen] == [1]
             assert connection.session.active_progress_tokens == 0
             assert client.session.active_progress_tokens == 0  # PG-16
@@ -195,7 +195,7 @@ def test_stages_map_onto_one_increasing_total_pg05_pg07(era: str) -> None:
                 (75.0, 100.0, "Stage 2/2 (test): tests 50%"),
                 (100.0, 100.0, "Stage 2/2 (test): tests done"),
             ]
-            assert len(wire.sent("notifications/progress")) == 4
+            assert len(wire.notifications_written("notifications/progress")) == 4
 
     run(main)
 
@@ -251,7 +251,10 @@ def test_going_back_a_stage_raises_and_sends_nothing_pg05(era: str) -> None:
         seen, on_progress = collect()
         async with serving(server, era) as (client, _, wire):
             await client.call_tool("confused", on_progress=on_progress)
-            assert [m["params"]["progress"] for m in wire.sent("notifications/progress")] == [75.0, 100.0]
+            assert [m["params"]["progress"] for m in wire.notifications_written("notifications/progress")] == [
+                75.0,
+                100.0,
+            ]
             assert [e.progress for e in seen] == [75.0, 100.0]
             assert len(errors) == 4
             assert "move progress back" in errors[0] and "move progress back" in errors[1]
@@ -311,7 +314,7 @@ def test_tokens_unique_among_active_requests_and_routed_per_call_pg02_pg16(era: 
             await asyncio.gather(
                 *(client.call_tool("numbered", {"key": k}, on_progress=callbacks[k][1]) for k in range(n))
             )
-            tokens = [m["params"]["_meta"]["progressToken"] for m in wire.calls("numbered")]
+            tokens = [m["params"]["_meta"]["progressToken"] for m in wire.tool_calls_received("numbered")]
             assert len(set(tokens)) == n
             for key, (seen, _) in enumerate(callbacks):
                 assert [e.progress for e in seen] == [key * 10 + 1, key * 10 + 2, key * 10 + 3]
@@ -421,7 +424,7 @@ def test_progress_resets_the_timeout_but_max_timeout_ends_the_call_pg11(era: str
             await until(lambda: len(stopped) == 2)
             await settle(client)
             assert request_id in wire.cancellations()
-            assert wire.answers_to(request_id) == []
+            assert wire.responses_written(request_id) == []
             assert client.session.active_progress_tokens == 0
             assert connection.session.active_progress_tokens == 0
 
@@ -444,7 +447,7 @@ def test_progress_resets_timeout_without_a_callback_still_asks_for_progress_pg03
         async with serving(server) as (client, _, wire):
             result = await client.call_tool("ticking", timeout=0.1, progress_resets_timeout=True)
             assert not result.is_error
-            assert "progressToken" in (wire.calls("ticking")[0]["params"].get("_meta") or {})
+            assert "progressToken" in (wire.tool_calls_received("ticking")[0]["params"].get("_meta") or {})
 
     run(main)
 
@@ -482,7 +485,7 @@ def test_progress_heavy_work_is_not_slowed_by_its_notifications_pg11_pg17() -> N
             assert yields_during_loop == [0]
             assert len(seen) == count
             assert seen == sorted(set(seen))
-            assert len(wire.sent("notifications/progress")) == count
+            assert len(wire.notifications_written("notifications/progress")) == count
 
     run(main)
 

@@ -515,7 +515,7 @@ def test_no_secret_reaches_the_wire_from_ctx_log_or_client_log_handler_lg09_lg15
         async with serving(fixture_server, era, on_log=logs) as (client, _, wire):
             await client.set_logging_level("debug")
             await client.call_tool("leak")
-            sent = wire.sent("notifications/message")
+            sent = wire.notifications_written("notifications/message")
             assert len(sent) == 5
             on_the_wire = msgspec.json.encode(sent).decode()
             assert [s for s in SECRETS if s in on_the_wire] == []

@@ -3,88 +3,46 @@
 
 from __future__ import annotations
 
+__all__ = ["ERAS", "RawServer", "Wire", "connect", "raw_server", "run", "serving", "settle", "text_of"]
+
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from backchannel import Client, Server
-from backchannel.protocol.events import Outgoing
 from backchannel.runtime.connection import Connection
-from backchannel.testing import run as kit_run
-from backchannel.transports.base import Transport, wire_messages
+from backchannel.testing import Tap, connected, run
 from backchannel.transports.memory import MemoryTransport, memory_pair
 
-T = TypeVar("T")
 ERAS = ("legacy", "modern")
-BOUND = 10.0
 
 
-run = kit_run
-
-
-class Wire(Transport):
-    """The server's transport, recording what it received (from the client) and wrote."""
-
-    def __init__(self, inner: MemoryTransport) -> None:
-        self.inner = inner
-        self.received: list[dict[str, Any]] = []
-        self.written: list[dict[str, Any]] = []
-
-    async def receive(self) -> list[Any] | None:
-        batch = await self.inner.receive()
-        if batch:
-            self.received.extend(m for m in batch if isinstance(m, dict))
-        return batch
-
-    def write(self, items: list[Outgoing]) -> None:
-        self.inner.write(items)
-        self.written.extend(wire_messages(items))
-
-    async def drain(self) -> None:
-        await self.inner.drain()
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    # ----------------------------------------------------------- queries
-
-    def requests_sent(self, method: str) -> list[dict[str, Any]]:
-        """Requests ``method`` the server wrote (handshake era: server -> client)."""
-        return [m for m in self.written if m.get("method") == method and "id" in m]
-
-    def notifications_received(self, method: str) -> list[dict[str, Any]]:
-        return [m for m in self.received if m.get("method") == method and "id" not in m]
-
-    def calls(self, tool: str) -> list[dict[str, Any]]:
-        """Every ``tools/call`` of ``tool`` the server received, in order."""
-        return [
-            m for m in self.received if m.get("method") == "tools/call" and (m.get("params") or {}).get("name") == tool
-        ]
+class Wire(Tap):
+    """The server's end, recorded; what the kit's ``Tap`` does not ask."""
 
     def answer_to(self, request_id: int | str) -> dict[str, Any]:
-        found = [m for m in self.written if "method" not in m and m.get("id") == request_id]
+        """The server's one answer to the client's request ``request_id``."""
+        found = self.responses_written(request_id)
         assert len(found) == 1, found
         return found[0]
-
-    def answers_from_client(self, request_id: int | str) -> list[dict[str, Any]]:
-        """The client's responses to the server's request ``request_id``."""
-        return [m for m in self.received if "method" not in m and m.get("id") == request_id]
 
 
 @contextlib.asynccontextmanager
 async def serving(server: Server, era: str = "legacy", **client_options: Any) -> AsyncIterator[tuple[Client, Wire]]:
     """A ``Client`` in ``era`` connected to ``server``; yields (client, wire)."""
-    client, wire, _connection, close = await connect(server, era, **client_options)
-    try:
+    wire = Wire()
+    client_options.setdefault("request_timeout", 30.0)
+    async with connected(server, era, wrap_server=wire.around, **client_options) as client:  # type: ignore[arg-type]
         yield client, wire
-    finally:
-        await close()
 
 
 async def connect(
     server: Server, era: str = "legacy", **client_options: Any
 ) -> tuple[Client, Wire, Connection, Callable[[], Awaitable[None]]]:
+    """A connected ``Client`` without a ``with`` block (for tests that hold several at once,
+    or end one mid-test); ``await close()`` ends it. The server's ``Connection`` is made here,
+    not by ``Server.serve``, so the test can reach it."""
     client_side, server_side = memory_pair()
     wire = Wire(server_side)
     connection = server.connect(wire)

@@ -69,9 +69,9 @@ def test_rt01_rt17_legacy_list_roots_is_a_request_on_the_wire(tmp_path: Path) ->
             init = next(m for m in wire.received if m.get("method") == "initialize")
             assert init["params"]["capabilities"]["roots"] == {"listChanged": True}
             found = where(await client.call_tool("where"))
-            asked = wire.requests_sent("roots/list")
+            asked = wire.requests_written("roots/list")
             assert len(asked) == 1
-            answer = wire.answers_from_client(asked[0]["id"])
+            answer = wire.responses_received(asked[0]["id"])
             assert answer[0]["result"] == {"roots": [{"uri": tmp_path.as_uri(), "name": tmp_path.name}]}
             assert found == {
                 "roots": [{"uri": tmp_path.as_uri(), "name": tmp_path.name, "path": str(tmp_path)}],
@@ -89,7 +89,7 @@ def test_rt01_modern_list_roots_is_an_input_request_then_a_retry(tmp_path: Path)
     async def body() -> None:
         async with serving(roots_server(), "modern", roots=[tmp_path]) as (client, wire):
             found = where(await client.call_tool("where"))
-            first, retry = wire.calls("where")
+            first, retry = wire.tool_calls_received("where")
             assert "roots" in first["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]
             irr = wire.answer_to(first["id"])["result"]
             assert irr["resultType"] == "input_required"
@@ -100,7 +100,7 @@ def test_rt01_modern_list_roots_is_an_input_request_then_a_retry(tmp_path: Path)
             assert retry["params"]["inputResponses"] == {
                 key: {"roots": [{"uri": tmp_path.as_uri(), "name": tmp_path.name}]}
             }
-            assert wire.requests_sent("roots/list") == []  # never a request of the server's own
+            assert wire.requests_written("roots/list") == []  # never a request of the server's own
             assert found["from_client"] is True
             assert [r["uri"] for r in found["roots"]] == [tmp_path.as_uri()]
 
@@ -115,7 +115,7 @@ def test_one_request_asks_once_even_when_the_handler_asks_twice(era: str, tmp_pa
         async with serving(roots_server(), era, roots=[tmp_path]) as (client, wire):
             assert json.loads(text_of(await client.call_tool("twice"))) == [1, True, True]
             if era == "legacy":
-                assert len(wire.requests_sent("roots/list")) == 1
+                assert len(wire.requests_written("roots/list")) == 1
             else:
                 assert len(input_required_results(wire)) == 1
 
@@ -137,15 +137,15 @@ def test_rt20_rt18_rt02_legacy_cache_until_list_changed(tmp_path: Path) -> None:
         async with serving(roots_server(), "legacy", roots=[a]) as (client, wire):
             for _ in range(3):
                 assert [r["path"] for r in where(await client.call_tool("where"))["roots"]] == [str(a.resolve())]
-            assert len(wire.requests_sent("roots/list")) == 1
+            assert len(wire.requests_written("roots/list")) == 1
             assert await client.set_roots([a, b]) is True
             await settle(client)
             assert len(wire.notifications_received("notifications/roots/list_changed")) == 1
             found = where(await client.call_tool("where"))
             assert [r["path"] for r in found["roots"]] == [str(a.resolve()), str(b.resolve())]
-            assert len(wire.requests_sent("roots/list")) == 2
+            assert len(wire.requests_written("roots/list")) == 2
             await client.call_tool("where")
-            assert len(wire.requests_sent("roots/list")) == 2  # cached again
+            assert len(wire.requests_written("roots/list")) == 2  # cached again
 
     run(body)
 
@@ -167,7 +167,7 @@ def test_rt20_an_answer_overtaken_by_list_changed_is_not_cached(tmp_path: Path) 
         try:
             await client.call_tool("where")
             await client.call_tool("where")
-            assert len(wire.requests_sent("roots/list")) == 2
+            assert len(wire.requests_written("roots/list")) == 2
         finally:
             await close()
 
@@ -244,7 +244,7 @@ def test_rt17_default_roots_when_the_client_has_no_roots_capability(era: str, tm
             found = where(await client.call_tool("where"))
             assert found["from_client"] is False
             assert [r["path"] for r in found["roots"]] == [str(tmp_path)]
-            assert wire.requests_sent("roots/list") == [] and input_required_results(wire) == []
+            assert wire.requests_written("roots/list") == [] and input_required_results(wire) == []
             assert await client.call_tool("inside", {"path": str(tmp_path / "x")})
 
     run(body)
@@ -369,9 +369,9 @@ def test_two_sessions_never_see_each_others_roots(era: str, tmp_path: Path) -> N
                 await first.set_roots([b])
                 await settle(first)
                 assert [r["path"] for r in where(await second.call_tool("where"))["roots"]] == [str(b.resolve())]
-                assert len(second_wire.requests_sent("roots/list")) == 1
+                assert len(second_wire.requests_written("roots/list")) == 1
                 assert [r["path"] for r in where(await first.call_tool("where"))["roots"]] == [str(b.resolve())]
-                assert len(first_wire.requests_sent("roots/list")) == 2
+                assert len(first_wire.requests_written("roots/list")) == 2
         finally:
             await close_first()
             await close_second()

@@ -130,7 +130,7 @@ def test_legacy_sample_is_a_request_on_the_wire() -> None:
             assert init["params"]["capabilities"]["sampling"] == {}
             result = await client.call_tool("ask", {"prompt": "Capital of France?"})
             assert text_of(result) == "test-model: echo Capital of France? (endTurn)"
-            [request] = wire.requests_sent("sampling/createMessage")
+            [request] = wire.requests_written("sampling/createMessage")
             assert request["params"] == {
                 "messages": [{"role": "user", "content": {"type": "text", "text": "Capital of France?"}}],
                 "maxTokens": 100,
@@ -153,7 +153,7 @@ def test_modern_sample_is_an_input_request_then_a_retry() -> None:
         async with serving(sampling_server(), "modern", sampling=echo_handler(seen)) as (client, wire):
             result = await client.call_tool("ask", {"prompt": "Capital of France?"})
             assert text_of(result) == "test-model: echo Capital of France? (endTurn)"
-            first, retry = wire.calls("ask")
+            first, retry = wire.tool_calls_received("ask")
             irr = wire.answer_to(first["id"])["result"]
             [(key, request)] = irr["inputRequests"].items()
             assert request["method"] == "sampling/createMessage"
@@ -162,7 +162,7 @@ def test_modern_sample_is_an_input_request_then_a_retry() -> None:
             assert retry["params"]["arguments"] == first["params"]["arguments"]
             assert retry["params"]["requestState"] == irr["requestState"]
             assert retry["params"]["inputResponses"] == {key: reply("echo Capital of France?", stopReason="endTurn")}
-            assert wire.requests_sent("sampling/createMessage") == []
+            assert wire.requests_written("sampling/createMessage") == []
 
     run(body)
 
@@ -199,7 +199,7 @@ def test_lc23_no_sampling_capability_is_missing_capability(era: str) -> None:
                 MISSING_REQUIRED_CLIENT_CAPABILITY,
                 {"requiredCapabilities": {"sampling": {}}},
             )
-            assert wire.requests_sent("sampling/createMessage") == []
+            assert wire.requests_written("sampling/createMessage") == []
             assert not [m for m in wire.written if (m.get("result") or {}).get("resultType") == "input_required"]
 
     run(body)
@@ -220,7 +220,7 @@ def test_tools_need_sampling_tools(era: str) -> None:
                 MISSING_REQUIRED_CLIENT_CAPABILITY,
                 {"requiredCapabilities": {"sampling": {"tools": {}}}},
             )
-            assert seen == [] and wire.requests_sent("sampling/createMessage") == []
+            assert seen == [] and wire.requests_written("sampling/createMessage") == []
 
     run(body)
 
@@ -246,7 +246,7 @@ def test_the_tool_loop_with_sampling_tools(era: str) -> None:
             assert text_of(await client.call_tool("weather")) == "Paris: 18°C"
             assert len(seen) == 2
             if era == "modern":
-                assert len(wire.calls("weather")) == 3  # two input rounds, then complete
+                assert len(wire.tool_calls_received("weather")) == 3  # two input rounds, then complete
 
     run(body)
 
@@ -312,7 +312,7 @@ def test_bad_messages_fail_the_tool_and_nothing_is_sent(era: str) -> None:
                 with pytest.raises(RequestError) as caught:
                     await client.call_tool(tool)
                 assert caught.value.code == INTERNAL_ERROR
-            assert wire.requests_sent("sampling/createMessage") == []
+            assert wire.requests_written("sampling/createMessage") == []
 
     run(body)
 
@@ -401,10 +401,10 @@ def test_client_rejects_a_malformed_request_in_modern_locally(era: str) -> None:
                 await client.call_tool("raw", {"params": bad})
             assert caught.value.code == INVALID_PARAMS
             if era == "modern":
-                assert len(wire.calls("raw")) == 1
+                assert len(wire.tool_calls_received("raw")) == 1
             else:
-                [request] = wire.requests_sent("sampling/createMessage")
-                assert wire.answers_from_client(request["id"])[0]["error"]["code"] == INVALID_PARAMS
+                [request] = wire.requests_written("sampling/createMessage")
+                assert wire.responses_received(request["id"])[0]["error"]["code"] == INVALID_PARAMS
 
     run(body)
 
@@ -436,14 +436,14 @@ def test_a_bad_handler_result_is_caught_before_it_leaves(era: str, case: str, ca
             if era == "legacy":
                 with pytest.raises(RequestError):
                     await client.call_tool("ask", {"prompt": "x"})
-                [request] = wire.requests_sent("sampling/createMessage")
-                [answer] = wire.answers_from_client(request["id"])
+                [request] = wire.requests_written("sampling/createMessage")
+                [answer] = wire.responses_received(request["id"])
                 assert answer["error"]["code"] == INTERNAL_ERROR
                 assert "sampling handler" in answer["error"]["message"]
             else:
                 with pytest.raises(SamplingResultError, match="sampling handler's result"):
                     await client.call_tool("ask", {"prompt": "x"})
-                assert len(wire.calls("ask")) == 1
+                assert len(wire.tool_calls_received("ask")) == 1
 
     with caplog.at_level(logging.ERROR, logger="backchannel.client"):
         run(body)
@@ -496,7 +496,7 @@ def test_named_sampling_question_in_the_stateless_era() -> None:
     async def body() -> None:
         async with serving(server, "modern", sampling=echo_handler([])) as (client, wire):
             assert text_of(await client.call_tool("named")) == "test-model"
-            [_first, retry] = wire.calls("named")
+            [_first, retry] = wire.tool_calls_received("named")
             assert list(retry["params"]["inputResponses"]) == ["capital_question"]
 
     run(body)

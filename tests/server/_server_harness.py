@@ -3,59 +3,45 @@ what crosses the wire, and a raw peer that speaks JSON-RPC dicts by hand."""
 
 from __future__ import annotations
 
+__all__ = ["ERAS", "MODERN", "RawPeer", "Recorder", "connected", "error_of", "result_of", "run"]
+
 import asyncio
 import contextlib
 import itertools
 from collections.abc import AsyncIterator
-from typing import Any, TypeVar
+from typing import Any
 
 from backchannel import Client, Server
-from backchannel.protocol.events import Outgoing
-from backchannel.testing import run as kit_run
+from backchannel import testing as kit
 from backchannel.transports.base import Transport
-from backchannel.transports.memory import MemoryTransport, memory_pair
+from backchannel.transports.memory import memory_pair
 from backchannel.types import meta as M
 
-T = TypeVar("T")
 ERAS = ("legacy", "modern")
 MODERN = "2026-07-28"
+run = kit.run
 
 
-run = kit_run
+class Recorder(kit.Tap):
+    """The client's end, recorded: what the client received, and a way to wait for it."""
 
-
-class Recorder(Transport):
-    """Wraps the client side of a memory pair; keeps every dict the client receives."""
-
-    def __init__(self, inner: MemoryTransport) -> None:
-        self.inner = inner
-        self.received: list[dict[str, Any]] = []
+    def around(self, inner: Transport) -> Recorder:
+        super().around(inner)
         self._arrived = asyncio.Event()
+        return self
 
     async def receive(self) -> list[Any] | None:
-        batch = await self.inner.receive()
+        batch = await super().receive()
         if batch:
-            self.received.extend(item for item in batch if isinstance(item, dict))
             self._arrived.set()
         return batch
-
-    def write(self, items: list[Outgoing]) -> None:
-        self.inner.write(items)
-
-    async def drain(self) -> None:
-        await self.inner.drain()
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def notifications(self, method: str) -> list[dict[str, Any]]:
-        return [m for m in self.received if m.get("method") == method and "id" not in m]
 
     def results(self) -> list[dict[str, Any]]:
         return [m["result"] for m in self.received if "result" in m]
 
     async def wait_for(self, method: str, count: int = 1) -> list[dict[str, Any]]:
-        while len(found := self.notifications(method)) < count:
+        """The notifications ``method`` received, once there are ``count`` of them."""
+        while len(found := self.notifications_received(method)) < count:
             self._arrived.clear()
             await self._arrived.wait()
         return found
@@ -70,18 +56,15 @@ async def connected(
     name: str = "tester",
     **options: Any,
 ) -> AsyncIterator[tuple[Client, Recorder]]:
-    """A ``Client`` in ``era`` talking to ``server`` over a recorded memory pair."""
-    client_side, server_side = memory_pair()
-    recorder = Recorder(client_side)
-    serving = asyncio.create_task(server.serve(server_side))
-    client = Client(recorder, era=era, name=name, version="9.9", **options)  # type: ignore[arg-type]
-    client.capabilities.update(capabilities or {})
-    try:
+    """A ``Client`` in ``era`` on the kit's memory link, the client's end recorded;
+    ``capabilities`` are added to what the client declares (before the handshake, which
+    is why this is not ``testing.connected``)."""
+    recorder = Recorder()
+    async with kit.open_link(server, wrap_client=recorder.around) as link:
+        client = Client(link.transport, era=era, name=name, version="9.9", **options)  # type: ignore[arg-type]
+        client.capabilities.update(capabilities or {})
         async with client:
             yield client, recorder
-    finally:
-        await server_side.close()
-        await serving
 
 
 class RawPeer:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import base64
-import dataclasses
 import json
 from typing import Annotated, Any, Literal, Optional
 
 import pytest
 from _server_harness import ERAS, connected, run
-from pydantic import BaseModel
-from typing_extensions import TypedDict
+from _shapes import Order, Person, Point
 
 from backchannel import Audio, Context, Image, RequestError, Server, ToolError
 from backchannel.types.content import (
@@ -24,22 +22,6 @@ from backchannel.types.tools import CallToolResult
 
 PNG = b"\x89PNG\r\n\x1a\n fake png"
 WAV = b"RIFF fake wav"
-
-
-@dataclasses.dataclass
-class Point:
-    x: int
-    y: int = 0
-
-
-class Person(TypedDict):
-    name: str
-    age: int
-
-
-class Order(BaseModel):
-    item: str
-    quantity: int = 1
 
 
 POINT_SCHEMA = {

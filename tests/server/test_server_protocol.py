@@ -315,7 +315,7 @@ def test_resource_updated_reaches_only_the_subscriber() -> None:
             await alice.request("resources/unsubscribe", {"uri": "res://watched"})
             server.notify_resource_updated("res://watched")
             await alice.ping()
-            return alice_wire.notifications(updated), bob_wire.notifications(updated)
+            return alice_wire.notifications_received(updated), bob_wire.notifications_received(updated)
 
     alice_saw, bob_saw = run(body)
     assert alice_saw == [{"jsonrpc": "2.0", "method": updated, "params": {"uri": "res://watched"}}]

@@ -4,14 +4,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Awaitable
 from typing import Annotated, Any, Literal, Optional
 
 import pytest
+from _shapes import Order, Person, Point
 from pydantic import BaseModel, Field
-from typing_extensions import TypedDict
 
 from backchannel.server.signature import (
     InvalidArguments,
@@ -25,22 +24,6 @@ from backchannel.types.errors import InvalidParams
 
 class Context:
     pass
-
-
-@dataclasses.dataclass
-class Point:
-    x: int
-    y: int = 0
-
-
-class Person(TypedDict):
-    name: str
-    age: int
-
-
-class Order(BaseModel):
-    item: str
-    quantity: int = 1
 
 
 class Node(BaseModel):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import io
 from collections.abc import AsyncIterator, Coroutine, Iterable
@@ -11,10 +10,10 @@ from typing import Any, TypeVar
 
 from rich.console import Console
 
-from backchannel import Client, Server
+from backchannel import Server
 from backchannel.cli.loader import load_server
+from backchannel.testing import connected
 from backchannel.testing import run as kit_run
-from backchannel.transports.memory import memory_pair
 from backchannel.ui import Question, Session, scripted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,16 +86,9 @@ async def driven(
     asked: list[Question] = []
     ask = scripted(queue, asked)
     session = Session(captured_console(), ask, save_dir=save_dir, roots=list(roots), **session_options)
-    client_side, server_side = memory_pair()
-    serving = asyncio.create_task(server.serve(server_side))
-    client = Client(client_side, era=era, **session.client_options())  # type: ignore[arg-type]
-    try:
-        async with client:
-            await session.start(client, log_level=log_level)
-            yield Driven(session, asked, queue)
-    finally:
-        await server_side.close()
-        await serving
+    async with connected(server, era, **session.client_options()) as client:  # type: ignore[arg-type]
+        await session.start(client, log_level=log_level)
+        yield Driven(session, asked, queue)
 
 
 def sign_in_through_the_page(url: str, code: str, login: str = "octocat") -> str:
