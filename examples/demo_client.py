@@ -1,7 +1,7 @@
 """Connect to the demo server over stdio and use everything it offers.
 
 python examples/demo_client.py            # spawns `backchannel run examples/demo_server.py`
-python examples/demo_client.py --legacy   # force the handshake era (initialize)
+python examples/demo_client.py --handshake   # force the handshake era (initialize); --legacy also works
 """
 
 from __future__ import annotations
@@ -51,4 +51,4 @@ async def main(era: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main("legacy" if "--legacy" in sys.argv else "auto"))
+    asyncio.run(main("handshake" if {"--handshake", "--legacy"} & set(sys.argv) else "auto"))

@@ -17,8 +17,10 @@ import pexpect
 import pytest
 from test_run import INITIALIZE, INITIALIZED, Running, write
 
+from backchannel.testing import free_port
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
-from _http_peer import free_port, http_peer
+from _http_peer import http_peer
 
 uvloop = pytest.importorskip("uvloop")
 

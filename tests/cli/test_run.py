@@ -281,7 +281,7 @@ def demo_client(*args: str) -> str:
 
 def test_demo_client_modern() -> None:
     output = demo_client()
-    assert "connected to demo (modern era, 2026-07-28)" in output
+    assert "connected to demo (stateless era, 2026-07-28)" in output
     assert "add(2, 40) -> {'result': 42}" in output
     assert "slow_count(5) -> counted to 5" in output
     assert "progress 5/5: counted 5" in output
@@ -291,6 +291,6 @@ def test_demo_client_modern() -> None:
 
 def test_demo_client_legacy() -> None:
     output = demo_client("--legacy")
-    assert "connected to demo (legacy era, 2025-11-25)" in output
+    assert "connected to demo (handshake era, 2025-11-25)" in output
     assert "add(2, 40) -> {'result': 42}" in output
     assert "slow_count(5) -> counted to 5" in output

@@ -13,7 +13,7 @@ from typing import Any
 from backchannel import Client, Server
 from backchannel import testing as kit
 
-ERAS = ("legacy", "modern")
+ERAS = ("handshake", "stateless")
 
 
 run = functools.partial(kit.run, timeout=20.0)

@@ -27,7 +27,7 @@ def test_client_complete_against_server_everything() -> None:
     async def body() -> None:
         command, *args = EVERYTHING_STDIO_CMD
         async with Client.stdio(command, args, cwd=TESTS_DIR, era="auto", request_timeout=20) as client:
-            assert client.era == "legacy"
+            assert client.era == "handshake"
             assert "completions" in client.server_capabilities
             prompts = {p.name: p for p in await client.list_prompts()}
             completable = prompts["completable-prompt"]

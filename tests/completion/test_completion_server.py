@@ -73,7 +73,7 @@ def test_wire_shape(era: str) -> None:
             params = {"ref": prompt_ref("code_review"), "argument": {"name": "language", "value": "go"}}
             result = await client.request("completion/complete", params)
             assert result["completion"] == {"values": ["go"], "total": 1, "hasMore": False}
-            if era == "modern":
+            if era == "stateless":
                 assert result["resultType"] == "complete"
 
     run(body)
@@ -317,7 +317,7 @@ def test_capability_only_with_a_completer(era: str) -> None:
     async def body() -> None:
         async with connected(plain, era) as client:
             assert "completions" not in client.server_capabilities
-            assert "completions" not in (await client.request("server/discover" if era == "modern" else "ping")).get(
+            assert "completions" not in (await client.request("server/discover" if era == "stateless" else "ping")).get(
                 "capabilities", {}
             )
             error = await _expect_error(
@@ -326,7 +326,7 @@ def test_capability_only_with_a_completer(era: str) -> None:
             assert error.code == -32601
         async with connected(_review_server(), era) as client:
             assert client.server_capabilities.get("completions") == {}
-            if era == "modern":
+            if era == "stateless":
                 discovered = await client.request("server/discover")
                 assert discovered["capabilities"]["completions"] == {}
                 assert client.discover_result is not None

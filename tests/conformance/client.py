@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from backchannel import Client
-from backchannel.types.versions import LEGACY_VERSIONS, MODERN_VERSIONS
+from backchannel.types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 
 CLIENT_NAME = "backchannel-conformance-client"
 CLIENT_VERSION = "0.1.0"
@@ -46,10 +46,10 @@ def scenario(*names: str) -> Callable[[Scenario], Scenario]:
 
 def era_for(version: str | None) -> str:
     """The era to ask ``Client`` for, from the wire the harness expects."""
-    if version in LEGACY_VERSIONS:
-        return "legacy"
-    if version in MODERN_VERSIONS:
-        return "modern"
+    if version in HANDSHAKE_VERSIONS:
+        return "handshake"
+    if version in STATELESS_VERSIONS:
+        return "stateless"
     return "auto"
 
 

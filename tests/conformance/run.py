@@ -32,7 +32,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,7 @@ TESTS = HERE.parent
 ROOT = TESTS.parent
 sys.path.insert(0, str(TESTS))
 
+from backchannel.testing import free_port, port_accepts  # noqa: E402
 from peers.paths import CONFORMANCE_CLI, NODE22, conformance_cmd, have_npm_peers  # noqa: E402
 
 EXPECTED_FAILURES = HERE / "expected-failures.yml"
@@ -92,12 +92,6 @@ class Outcome:
 # --------------------------------------------------------------------- server process
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class FixtureServer:
     """``everything_server.py`` on a free port, stopped on exit."""
 
@@ -122,7 +116,7 @@ class FixtureServer:
         while True:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the fixture server exited with {self.process.returncode} before listening")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+            if port_accepts(self.port):
                 return self
             if time.monotonic() > deadline:
                 self.stop()

@@ -24,7 +24,7 @@ from _server_harness import MODERN, RawPeer, error_of, result_of
 
 __all__ = ["ERAS", "MODERN", "RawPeer", "Tap", "error_of", "raw_answers", "result_of", "run", "session"]
 
-ERAS = ("legacy", "modern")
+ERAS = ("handshake", "stateless")
 run = kit.run
 
 
@@ -50,7 +50,7 @@ class Tap(kit.Tap):
 
 
 @contextlib.asynccontextmanager
-async def session(server: Server, era: str = "legacy", **options: Any) -> AsyncIterator[tuple[Client, Tap]]:
+async def session(server: Server, era: str = "handshake", **options: Any) -> AsyncIterator[tuple[Client, Tap]]:
     """A ``Client`` in ``era`` talking to ``server``; ``options`` go to ``Client``."""
     tap = Tap()
     options.setdefault("version", "9.9")

@@ -56,7 +56,7 @@ async def _file_over_http(app: Any, token: str | None, items: list[str]) -> list
     person = Person()
     headers = {"authorization": f"Bearer {token}"} if token else {}
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1", headers=headers)
-    async with http, Client.http(URL, httpx_client=http, era="modern", elicitation=person) as client:  # type: ignore[arg-type]
+    async with http, Client.http(URL, httpx_client=http, era="stateless", elicitation=person) as client:  # type: ignore[arg-type]
         for item in items:
             result = await client.call_tool("file", {"item": item})
             assert result.content[0].text == "decline"  # type: ignore[union-attr]
@@ -91,7 +91,7 @@ def test_stateless_http_without_a_principal_remembers_nothing() -> None:
 # ------------------------------------------------------------------ bounded in time, both eras
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_a_decline_is_remembered_for_decline_ttl(era: str) -> None:
     clock = Clock()
     person = Person()
@@ -122,7 +122,7 @@ def test_the_memory_of_one_connection_is_bounded() -> None:
             return (await ctx.elicit("Fill in", schema)).action
 
         person = Person()
-        async with session(server, "legacy", elicitation=person) as (client, _):
+        async with session(server, "handshake", elicitation=person) as (client, _):
             for n in range(elicitation._DECLINES_KEPT + 1):
                 await client.call_tool("ask", {"n": n})
             assert len(person.shown) == elicitation._DECLINES_KEPT + 1

@@ -57,7 +57,7 @@ async def call(peer: RawPeer, arguments: dict[str, Any] | None = None, **params:
 def test_two_questions_are_two_rounds() -> None:
     async def body() -> None:
         answers = iter([accept({"name": "Ada"}), accept({"color": "teal"})])
-        async with session(two_step_server(), "modern", elicitation=lambda p: next(answers)) as (client, tap):
+        async with session(two_step_server(), "stateless", elicitation=lambda p: next(answers)) as (client, tap):
             result = await client.call_tool("profile", {})
             assert result.content[0].text == "accept:{'name': 'Ada'} accept:{'color': 'teal'}"  # type: ignore[union-attr]
             first, second, third = tap.requests_received("tools/call")
@@ -278,7 +278,7 @@ def context_server() -> Server:
 def test_prompt_elicits_in_the_stateless_era() -> None:
     async def body() -> None:
         handler = lambda p: accept({"topic": "caching"})  # noqa: E731
-        async with session(context_server(), "modern", elicitation=handler) as (client, tap):
+        async with session(context_server(), "stateless", elicitation=handler) as (client, tap):
             result = await client.get_prompt("briefing", {"audience": "board"})
             assert result.messages[0].content.text == "Brief the board on caching"  # type: ignore[union-attr]
             first, retry = tap.requests_received("prompts/get")
@@ -293,7 +293,7 @@ def test_prompt_elicits_in_the_stateless_era() -> None:
 def test_prompt_elicits_in_the_handshake_era() -> None:
     async def body() -> None:
         handler = lambda p: accept({"topic": "caching"})  # noqa: E731
-        async with session(context_server(), "legacy", elicitation=handler) as (client, tap):
+        async with session(context_server(), "handshake", elicitation=handler) as (client, tap):
             result = await client.get_prompt("briefing")
             assert result.messages[0].content.text == "Brief the team on caching"  # type: ignore[union-attr]
             assert len(tap.server_requests()) == 1
@@ -304,7 +304,10 @@ def test_prompt_elicits_in_the_handshake_era() -> None:
 @pytest.mark.parametrize("uri", ["notes://today", "notes://by/monday"])
 def test_resource_read_elicits_in_the_stateless_era(uri: str) -> None:
     async def body() -> None:
-        async with session(context_server(), "modern", elicitation=lambda p: accept({"name": "Ada"})) as (client, tap):
+        async with session(context_server(), "stateless", elicitation=lambda p: accept({"name": "Ada"})) as (
+            client,
+            tap,
+        ):
             result = await client.read_resource(uri)
             assert result.contents[0].text.endswith("notes of Ada")  # type: ignore[union-attr]
             first, retry = tap.requests_received("resources/read")

@@ -85,7 +85,7 @@ def test_declared_forms_are_built_once_and_reused_by_calls() -> None:
         def handler(params: dict[str, Any]) -> dict[str, Any]:
             return {"action": "accept", "content": next(answers)}
 
-        async with session(server, "legacy", elicitation=handler) as (client, _):
+        async with session(server, "handshake", elicitation=handler) as (client, _):
             result = await client.call_tool("file_issue", {})
             assert result.content[0].text == "Issue(title='Crash', urgent=True) {'title': 'Crash'}"  # type: ignore[union-attr]
 

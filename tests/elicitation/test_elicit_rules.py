@@ -71,7 +71,7 @@ def test_invalid_content_is_asked_again_with_the_problem(era: str) -> None:
                 "Your age?",
                 "Your age?\n\nPlease correct: age: must be a whole number, not 'old'",
             ]
-            if era == "legacy":
+            if era == "handshake":
                 assert len(tap.server_requests()) == 2
             else:  # another MRTR round: three tools/call requests
                 assert len(tap.requests_received("tools/call")) == 3
@@ -105,7 +105,7 @@ def test_client_refuses_to_send_content_that_does_not_fit() -> None:
 
     async def body() -> None:
         bad = {"action": "accept", "content": {"name": "Ada", "age": "old"}}
-        async with session(server, "legacy", elicitation=lambda p: bad) as (client, tap):
+        async with session(server, "handshake", elicitation=lambda p: bad) as (client, tap):
             with pytest.raises(RequestError):
                 await client.call_tool("ask", {})
             [question] = tap.server_requests()
@@ -147,7 +147,7 @@ async def raw_server_asks(client_options: dict[str, Any], question: dict[str, An
                     return message  # type: ignore[no-any-return]
 
     serving = asyncio.create_task(serve())
-    async with Client(client_side, era="legacy", **client_options):
+    async with Client(client_side, era="handshake", **client_options):
         answer = await asyncio.wait_for(serving, 5)
     await server_side.close()
     return answer
@@ -188,7 +188,7 @@ def test_server_never_sends_an_undeclared_mode() -> None:
 
     async def body() -> None:
         _, form_only = handler_log()
-        async with session(server, "legacy", elicitation=form_only) as (client, tap):
+        async with session(server, "handshake", elicitation=form_only) as (client, tap):
             assert text(await client.call_tool("visit", {})) == "refused -32021"
             assert tap.server_requests() == []
 
@@ -200,10 +200,10 @@ def test_client_declares_only_the_modes_it_handles() -> None:
     _, handler = handler_log()
 
     async def body() -> None:
-        async with session(Server("s"), "legacy", elicitation=handler) as (_, tap):
+        async with session(Server("s"), "handshake", elicitation=handler) as (_, tap):
             [initialize] = tap.requests_received("initialize")
             assert initialize["params"]["capabilities"] == {"elicitation": {"form": {}}}
-        async with session(Server("s"), "legacy") as (_, tap):
+        async with session(Server("s"), "handshake") as (_, tap):
             [initialize] = tap.requests_received("initialize")
             assert "elicitation" not in initialize["params"]["capabilities"]
 
@@ -231,7 +231,7 @@ def test_legacy_without_capability_raises_and_sends_nothing() -> None:
     """EL-09: no ``elicitation`` capability: MissingCapability (-32021), no request on the wire."""
 
     async def body() -> None:
-        async with session(gated_server(fallback=False), "legacy") as (client, tap):
+        async with session(gated_server(fallback=False), "handshake") as (client, tap):
             with pytest.raises(RequestError) as caught:
                 await client.call_tool("ask", {})
             assert caught.value.code == -32021
@@ -291,7 +291,7 @@ def test_timeout_cancels_the_question_on_the_wire() -> None:
                 raise
             raise AssertionError("unreachable")
 
-        async with session(server, "legacy", elicitation=never) as (client, tap):
+        async with session(server, "handshake", elicitation=never) as (client, tap):
             assert text(await client.call_tool("ask", {})) == "cancel"
             [question] = tap.server_requests()
             [cancelled] = tap.notifications_written("notifications/cancelled")
@@ -314,7 +314,7 @@ def test_server_wide_elicitation_timeout() -> None:
             await asyncio.sleep(30)
             raise AssertionError("unreachable")
 
-        async with session(server, "legacy", elicitation=never) as (client, tap):
+        async with session(server, "handshake", elicitation=never) as (client, tap):
             started = asyncio.get_running_loop().time()
             assert text(await client.call_tool("ask", {})) == "cancel"
             assert asyncio.get_running_loop().time() - started < 5
@@ -345,13 +345,13 @@ def declining_server(message: str = "Your age?") -> Server:
     return server
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_declined_form_is_not_shown_again_by_the_same_tool(era: str) -> None:
     """The chapter: after a decline, don't pop the same form again in the session. The form
     is the tool and its schema; the message (which may name an item) does not make it new."""
 
     def shown(tap: Tap) -> int:
-        if era == "legacy":
+        if era == "handshake":
             return len(tap.server_requests())
         return sum(
             "inputRequests" in tap.server_response_to(call["id"]).get("result", {})
@@ -386,13 +386,13 @@ def test_declined_form_is_not_shown_again_by_the_same_tool(era: str) -> None:
     run(body)
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_cancel_is_not_remembered(era: str) -> None:
     async def body() -> None:
         async with session(declining_server(), era, elicitation=lambda p: {"action": "cancel"}) as (client, tap):
             await client.call_tool("ask", {})
             await client.call_tool("ask", {})
-            if era == "legacy":
+            if era == "handshake":
                 assert len(tap.server_requests()) == 2
             else:
                 assert len(tap.requests_received("tools/call")) == 4  # each call: ask, retry

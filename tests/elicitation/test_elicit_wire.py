@@ -71,7 +71,7 @@ def test_legacy_sends_elicitation_create_on_the_connection() -> None:
     """EL-10, EL-13: a JSON-RPC request with mode form, message and requestedSchema."""
 
     async def body() -> None:
-        async with session(asking_server(SCHEMA), "legacy", elicitation=accept({"name": "Ada"})) as (client, tap):
+        async with session(asking_server(SCHEMA), "handshake", elicitation=accept({"name": "Ada"})) as (client, tap):
             await client.call_tool("ask", {"topic": "t"})
             [call] = tap.requests_received("tools/call")
             [question] = tap.server_requests()
@@ -89,7 +89,7 @@ def test_modern_answers_with_input_required_and_retries_with_new_id() -> None:
     the same name and arguments, inputResponses under the same key, and the state echoed."""
 
     async def body() -> None:
-        async with session(asking_server(SCHEMA), "modern", elicitation=accept({"name": "Ada"})) as (client, tap):
+        async with session(asking_server(SCHEMA), "stateless", elicitation=accept({"name": "Ada"})) as (client, tap):
             result = await client.call_tool("ask", {"topic": "t"})
             assert text(result).startswith("accept|dict|")
             first, retry = tap.requests_received("tools/call")
@@ -142,7 +142,7 @@ def test_decline_and_cancel_carry_no_data(era: str, action: Literal["decline", "
     async def body() -> None:
         async with session(asking_server(PersonDC), era, elicitation=lambda p: {"action": action}) as (client, tap):
             assert text(await client.call_tool("ask", {})) == f"{action}|NoneType|None"
-            if era == "legacy":
+            if era == "handshake":
                 [question] = tap.server_requests()
                 assert tap.client_response_to(question["id"])["result"] == {"action": action}
 
@@ -167,7 +167,7 @@ def test_client_fills_defaults_before_sending(era: str) -> None:
     async def body() -> None:
         async with session(asking_server(schema), era, elicitation=accept({"name": "Jane"})) as (client, tap):
             assert text(await client.call_tool("ask", {})) == f"accept|dict|{filled!r}"
-            if era == "legacy":
+            if era == "handshake":
                 [question] = tap.server_requests()
                 sent = tap.client_response_to(question["id"])["result"]
             else:

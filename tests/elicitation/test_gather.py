@@ -29,7 +29,7 @@ def _server() -> Server:
     return server
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_two_questions_are_answered_in_order(era: str) -> None:
     async def person(params: dict[str, Any]) -> dict[str, Any]:
         return {"action": "accept", "content": {"name": params["message"].rstrip("?").lower()}}
@@ -42,7 +42,7 @@ def test_two_questions_are_answered_in_order(era: str) -> None:
 
     text, seen = asyncio.run(asyncio.wait_for(body(), 10))
     assert text == "first and second"
-    if era == "modern":
+    if era == "stateless":
         rounds = [m["result"] for m in seen if m.get("result", {}).get("resultType") == "input_required"]
         assert len(rounds) == 1  # both questions in one InputRequiredResult
         assert [r["method"] for r in rounds[0]["inputRequests"].values()] == ["elicitation/create"] * 2
@@ -58,7 +58,7 @@ def test_a_question_that_fails_leaves_no_question_unawaited() -> None:
     async def body() -> RequestError:
         client_side, server_side = memory_pair()
         serving = asyncio.create_task(_server().serve(server_side))
-        async with Client(client_side, era="modern") as client:
+        async with Client(client_side, era="stateless") as client:
             with pytest.raises(RequestError) as caught:
                 await client.call_tool("survey")
         await server_side.close()

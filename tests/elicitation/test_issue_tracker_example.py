@@ -35,7 +35,7 @@ def _call(
     return asyncio.run(asyncio.wait_for(body(), 60)), asked
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_accept_files_the_issue_with_defaults_and_labels(era: str) -> None:
     content = {"project_key": "WEB", "issue_type": "bug", "labels": ["frontend"]}
     (text,), asked = _call(era, [{"action": "accept", "content": content}], 1)
@@ -46,7 +46,7 @@ def test_accept_files_the_issue_with_defaults_and_labels(era: str) -> None:
     assert schema["properties"]["priority"]["default"] == "medium"
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_decline_is_respected_and_not_asked_again_in_the_session(era: str) -> None:
     """After "First" was declined, the form for "Second" (same tool, same schema, another
     message) is not shown: the decline was about the form, not about one item."""
@@ -55,7 +55,7 @@ def test_decline_is_respected_and_not_asked_again_in_the_session(era: str) -> No
     assert all(text.startswith("Understood: nothing was filed") for text in texts)
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_cancel_files_nothing(era: str) -> None:
     (text,), _ = _call(era, [{"action": "cancel"}], 1)
     assert text.startswith("Cancelled: nothing was filed")

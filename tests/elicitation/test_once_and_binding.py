@@ -30,7 +30,7 @@ def _charging_server(charges: list[str]) -> Server:
     return server
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_work_in_once_runs_once_across_rounds(era: str) -> None:
     charges: list[str] = []
 

@@ -21,7 +21,7 @@ def _server() -> Server:
     return server
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_a_slow_person_does_not_time_out_the_call(era: str) -> None:
     async def person(params: dict[str, object]) -> dict[str, object]:
         await asyncio.sleep(0.6)  # longer than the call's timeout below
@@ -50,7 +50,7 @@ def test_the_clock_still_runs_when_nobody_is_asked() -> None:
     async def body() -> None:
         client_side, server_side = memory_pair()
         serving = asyncio.create_task(server.serve(server_side))
-        async with Client(client_side, era="legacy", request_timeout=0.2) as client:
+        async with Client(client_side, era="handshake", request_timeout=0.2) as client:
             with pytest.raises(TimeoutError):
                 await client.call_tool("slow")
         await server_side.close()

@@ -37,7 +37,7 @@ from backchannel.testing import connected as kit_connected
 from backchannel.testing import run as kit_run
 from backchannel.transports.base import Transport
 
-ERAS = ("legacy", "modern")
+ERAS = ("handshake", "stateless")
 BASE = "http://flows.test"
 CODE = re.compile(r"Confirmation code: (\d{4}-\d{4})")
 
@@ -70,7 +70,7 @@ class Recorder(Tap):
 @contextlib.asynccontextmanager
 async def connected(
     server: Server,
-    era: str = "legacy",
+    era: str = "handshake",
     *,
     url_handler: UrlElicitationHandler | None = None,
     principal: str | None = None,

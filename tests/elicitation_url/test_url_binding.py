@@ -181,7 +181,7 @@ def test_an_expired_token_is_refused_and_cancels_the_flow() -> None:
     run(body)
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_a_flow_nobody_finishes_times_out_as_cancel(era: str) -> None:
     server, flows, _ = make_server(ttl=0.3, poll_wait=0.1)
     person = Person()
@@ -200,7 +200,7 @@ def test_the_flow_of_a_cancelled_call_dies_with_it() -> None:
     person = Person()
 
     async def body() -> None:
-        async with connected(server, "legacy", url_handler=person) as (client, _):
+        async with connected(server, "handshake", url_handler=person) as (client, _):
             call = asyncio.create_task(client.call_tool("confirm"))
             request = await person.seen.get()
             await asyncio.sleep(0.05)
@@ -229,7 +229,7 @@ def test_the_flow_pages_are_served_beside_the_mcp_endpoint_with_the_principal_as
     async def body() -> None:
         async with live(app) as base:
             flows.base_url = base
-            for era in ("legacy", "modern"):
+            for era in ("handshake", "stateless"):
                 bearer = {"authorization": "Bearer t-alice"}
                 async with (
                     Client.http(f"{base}/mcp", headers=bearer, era=era, url_elicitation=person) as client,

@@ -149,7 +149,7 @@ def _secrets(deployment: Any) -> list[str]:
     return [*issued, *deployment.github.vault.values(), deployment.provider.client.secret]
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_the_person_who_asked_connects_and_no_token_crosses_mcp(era: str, tmp_path: Path) -> None:
     example = _example()
     person = Person()
@@ -164,7 +164,7 @@ def test_the_person_who_asked_connects_and_no_token_crosses_mcp(era: str, tmp_pa
             call = asyncio.create_task(client.call_tool("github_profile"))
             request = await person.seen.get()
             assert request.server_name == "github-connect" and request.host == deployment.mcp_url[7:]
-            assert (request.elicitation_id is not None) == (era == "legacy")
+            assert (request.elicitation_id is not None) == (era == "handshake")
             page = await open_browser("alice")
             await page.goto(request.url)
             assert "Connect your GitHub account" in await page.inner_text("#message")
@@ -188,7 +188,7 @@ def test_the_person_who_asked_connects_and_no_token_crosses_mcp(era: str, tmp_pa
             assert len(secrets) == 3
             for secret in secrets:
                 assert secret.encode() not in wire, "a credential crossed the MCP channel"
-            if era == "legacy":
+            if era == "handshake":
                 assert b"notifications/elicitation/complete" in wire
             else:
                 assert b"elicitationId" not in wire and b"notifications/elicitation/complete" not in wire
@@ -203,7 +203,7 @@ def test_the_32042_path_in_a_browser(tmp_path: Path) -> None:
     async def body() -> None:
         async with (
             example.running() as deployment,
-            mcp_client(deployment, "legacy", person) as (client, tap),
+            mcp_client(deployment, "handshake", person) as (client, tap),
             browsers(tmp_path) as open_browser,
         ):
             call = asyncio.create_task(client.call_tool("github_repos"))
@@ -231,7 +231,7 @@ def test_a_forwarded_link_is_refused_in_someone_elses_browser(tmp_path: Path) ->
     async def body() -> None:
         async with (
             example.running() as deployment,
-            mcp_client(deployment, "legacy", person) as (client, _),
+            mcp_client(deployment, "handshake", person) as (client, _),
             browsers(tmp_path) as open_browser,
         ):
             call = asyncio.create_task(client.call_tool("github_profile"))
@@ -274,7 +274,7 @@ def test_a_forwarded_link_is_refused_in_someone_elses_browser(tmp_path: Path) ->
     run(body, timeout=90)
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_wrong_codes_from_a_link_holder_leave_the_owner_a_fresh_link(era: str, tmp_path: Path) -> None:
     example = _example()
     person = Person()

@@ -62,7 +62,7 @@ def only_flow(flows: UrlElicitations) -> UrlFlow:
 
 def asked_urls(recorder: Recorder, era: str) -> list[tuple[str, str]]:
     """Each link the server sent, as (question key or elicitationId, url), in order."""
-    if era == "legacy":
+    if era == "handshake":
         return [
             (m["params"]["elicitationId"], m["params"]["url"]) for m in recorder.requests_received("elicitation/create")
         ]
@@ -119,7 +119,7 @@ def test_wrong_codes_use_up_the_link_not_the_flow_and_the_owner_finishes_with_a_
 
             asked = asked_urls(recorder, era)
             assert [url for _, url in asked] == [first.url, fresh.url]
-            if era == "legacy":
+            if era == "handshake":
                 assert asked[0][0] == asked[1][0] == first.elicitation_id
                 (note,) = recorder.notifications_received(COMPLETE)
                 assert note["params"] == {"elicitationId": first.elicitation_id}
@@ -159,7 +159,7 @@ def test_a_fresh_link_the_server_issues_reaches_the_person_within_the_same_call(
             assert (await alice.complete(fresh)).status_code == 200
             assert text_of(await call) == "accept"
             assert [url for _, url in asked_urls(recorder, era)] == [first.url, fresh.url]
-            if era == "modern":  # the retry that was waiting answered with the fresh link itself
+            if era == "stateless":  # the retry that was waiting answered with the fresh link itself
                 rounds = [sorted(r.get("inputRequests", {})) for r in recorder.results()]
                 assert len(rounds) == 3 and all(rounds[:2]) and rounds[2] == []
 

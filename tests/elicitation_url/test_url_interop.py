@@ -49,7 +49,7 @@ def _client(handler: Any, **options: Any) -> Client:
         return {"action": "decline"}
 
     return Client.stdio(
-        command, args, cwd=TESTS_DIR, era="legacy", elicitation=no_forms, url_elicitation=handler, **options
+        command, args, cwd=TESTS_DIR, era="handshake", elicitation=no_forms, url_elicitation=handler, **options
     )
 
 

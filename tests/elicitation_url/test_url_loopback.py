@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,10 +21,12 @@ import httpx
 import pytest
 from _url_harness import ERAS, Person, code_in, run, text_of
 
+from _subprocesses import other_local_address
 from backchannel import Client, Context, Server
 from backchannel.client.url_flow import UrlElicitation
 from backchannel.server.hosting import http_base as _http_base
 from backchannel.server.url_elicitation import UrlElicitations
+from backchannel.testing import free_port, port_accepts, running_process
 from backchannel.transports.memory import memory_pair
 
 PEER = Path(__file__).resolve().parents[1] / "peers" / "backchannel_server.py"
@@ -40,22 +40,8 @@ def listening_on(port: int) -> set[str]:
 
 
 def accepts(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.settimeout(1.0)
-        try:
-            sock.connect((host, port))
-        except OSError:
-            return False
-        return True
-
-
-def other_local_address() -> str | None:
-    """A non-loopback IPv4 address of this machine, if it has one."""
-    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.connect(("192.0.2.1", 9))  # TEST-NET: nothing is sent for a UDP connect
-        address: str = probe.getsockname()[0]
-        return None if address.startswith("127.") else address
-    return None
+    """Whether ``host:port`` takes a TCP connection (a second's bound: a refused one is quick)."""
+    return port_accepts(port, host, timeout=1.0)
 
 
 async def finish_in_browser(request: UrlElicitation) -> httpx.Response:
@@ -138,7 +124,7 @@ def test_the_listener_stops_when_the_run_ends_and_its_flows_are_cancelled() -> N
     async def body() -> None:
         client_side, server_side = memory_pair()
         serving = asyncio.create_task(server.serve(server_side))
-        async with Client(client_side, era="legacy", url_elicitation=person) as client:
+        async with Client(client_side, era="handshake", url_elicitation=person) as client:
             call = asyncio.create_task(client.call_tool("confirm"))
             first = await person.seen.get()
             await finish_in_browser(first)
@@ -174,8 +160,8 @@ def test_the_listener_outlives_a_connection_while_another_is_open() -> None:
         one_client, one_server = memory_pair()
         two_client, two_server = memory_pair()
         serving = [asyncio.create_task(server.serve(t)) for t in (one_server, two_server)]
-        async with Client(two_client, era="legacy", url_elicitation=person) as staying:
-            async with Client(one_client, era="legacy", url_elicitation=person) as leaving:
+        async with Client(two_client, era="handshake", url_elicitation=person) as staying:
+            async with Client(one_client, era="handshake", url_elicitation=person) as leaving:
                 call = asyncio.create_task(leaving.call_tool("confirm"))
                 await finish_in_browser(await person.seen.get())
                 assert text_of(await call) == "accept"
@@ -251,34 +237,14 @@ def test_a_stdio_server_without_url_flows_never_imports_uvicorn() -> None:
 @contextlib.contextmanager
 def http_peer(port: int) -> Iterator[str]:
     argv = [sys.executable, str(PEER), "--url-elicitation", "--http", str(port)]
-    proc = subprocess.Popen(argv, cwd=TESTS_DIR, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 30
-        while not accepts("127.0.0.1", port):
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline, "the HTTP peer did not start"
-            time.sleep(0.1)  # polling another process's port, bounded by the deadline: nothing to wait on
+    with running_process(argv, port=port, cwd=TESTS_DIR):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest.mark.parametrize("era", ERAS)
 def test_run_http_serves_the_pages_from_its_own_address(era: str) -> None:
     person = Person()
-    port = _free_port()
+    port = free_port()
 
     async def body(endpoint: str) -> None:
         async with Client.http(endpoint, era=era, url_elicitation=person) as client:

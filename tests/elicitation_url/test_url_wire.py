@@ -49,7 +49,7 @@ def test_handshake_request_path_sends_an_id_and_announces_completion() -> None:
     person = Person()
 
     async def body() -> None:
-        async with connected(server, "legacy", url_handler=person) as (client, recorder), Browser(flows) as browser:
+        async with connected(server, "handshake", url_handler=person) as (client, recorder), Browser(flows) as browser:
             call = asyncio.create_task(client.call_tool("confirm"))
             request = await person.seen.get()
             (create,) = recorder.requests_received("elicitation/create")
@@ -81,7 +81,7 @@ def test_stateless_request_path_has_no_id_no_notification_and_no_32042() -> None
     person = Person()
 
     async def body() -> None:
-        async with connected(server, "modern", url_handler=person) as (client, recorder), Browser(flows) as browser:
+        async with connected(server, "stateless", url_handler=person) as (client, recorder), Browser(flows) as browser:
             call = asyncio.create_task(client.call_tool("confirm"))
             request = await person.seen.get()
             assert request.elicitation_id is None and "elicitationId" not in request.params
@@ -108,7 +108,7 @@ def test_stateless_retry_answers_not_yet_with_state_only_rounds() -> None:
 
     async def body() -> None:
         async with (
-            connected(server, "modern", url_handler=person, max_input_rounds=100) as (client, recorder),
+            connected(server, "stateless", url_handler=person, max_input_rounds=100) as (client, recorder),
             Browser(flows) as browser,
         ):
             call = asyncio.create_task(client.call_tool("confirm"))
@@ -148,7 +148,7 @@ def test_an_oauth_style_flow_completes_through_the_callback_and_keeps_its_secret
 
     async def body() -> None:
         async with (
-            connected(server, "legacy", url_handler=person, principal="alice") as (client, recorder),
+            connected(server, "handshake", url_handler=person, principal="alice") as (client, recorder),
             Browser(flows) as browser,
         ):
             call = asyncio.create_task(client.call_tool("connect"))
@@ -172,7 +172,7 @@ def test_32042_lists_the_flow_and_the_client_retries_after_completion() -> None:
 
     async def body() -> None:
         async with (
-            connected(server, "legacy", url_handler=person, principal="alice") as (client, recorder),
+            connected(server, "handshake", url_handler=person, principal="alice") as (client, recorder),
             Browser(flows) as browser,
         ):
             call = asyncio.create_task(client.call_tool("gated"))
@@ -198,7 +198,7 @@ def test_via_error_in_the_stateless_era_uses_mrtr_instead() -> None:
     person = Person()
 
     async def body() -> None:
-        async with connected(server, "modern", url_handler=person) as (client, recorder), Browser(flows) as browser:
+        async with connected(server, "stateless", url_handler=person) as (client, recorder), Browser(flows) as browser:
             call = asyncio.create_task(client.call_tool("gated"))
             await browser.complete(await person.seen.get())
             assert text_of(await call) == "ready"  # the re-run finds the tool's own state ready
@@ -227,7 +227,7 @@ def test_32042_without_a_notification_retries_after_the_bounded_wait() -> None:
     server, calls = _prerequisite_server()
 
     async def body() -> None:
-        async with connected(server, "legacy", url_handler=Person(), url_wait=0.3) as (client, _):
+        async with connected(server, "handshake", url_handler=Person(), url_wait=0.3) as (client, _):
             started = time.monotonic()
             assert text_of(await client.call_tool("prereq")) == "proceeded"
             assert time.monotonic() - started >= 0.3
@@ -245,7 +245,7 @@ def test_32042_ready_signal_is_the_manual_retry_control() -> None:
         return UrlConsent("accept", ready)
 
     async def body() -> None:
-        async with connected(server, "legacy", url_handler=handler, url_wait=30) as (client, _):
+        async with connected(server, "handshake", url_handler=handler, url_wait=30) as (client, _):
             started = time.monotonic()
             assert text_of(await client.call_tool("prereq")) == "proceeded"
             assert time.monotonic() - started < 5
@@ -257,7 +257,7 @@ def test_32042_retries_are_bounded() -> None:
     server, calls = _prerequisite_server(always=True)
 
     async def body() -> None:
-        async with connected(server, "legacy", url_handler=Person(), url_wait=0.01, url_retries=2) as (client, _):
+        async with connected(server, "handshake", url_handler=Person(), url_wait=0.01, url_retries=2) as (client, _):
             with pytest.raises(UrlFlowIncomplete) as caught:
                 await client.call_tool("prereq")
             assert caught.value.code == -32042 and caught.value.action == "cancel"
@@ -271,7 +271,7 @@ def test_32042_declined_is_not_retried(action: str) -> None:
     server, _calls = _prerequisite_server()
 
     async def body() -> None:
-        async with connected(server, "legacy", url_handler=Person(action)) as (client, recorder):
+        async with connected(server, "handshake", url_handler=Person(action)) as (client, recorder):
             with pytest.raises(UrlFlowIncomplete) as caught:
                 await client.call_tool("prereq")
             assert caught.value.action == action
@@ -284,7 +284,7 @@ def test_32042_without_a_url_handler_surfaces_the_error() -> None:
     server, _calls = _prerequisite_server()
 
     async def body() -> None:
-        async with connected(server, "legacy") as (client, _):
+        async with connected(server, "handshake") as (client, _):
             with pytest.raises(RequestError) as caught:
                 await client.call_tool("prereq")
             assert caught.value.code == -32042 and not isinstance(caught.value, UrlFlowIncomplete)
@@ -312,7 +312,7 @@ def test_the_client_ignores_completion_of_unknown_ids() -> None:
         return "ok"
 
     async def body() -> None:
-        async with connected(server, "legacy", url_handler=Person()) as (client, recorder):
+        async with connected(server, "handshake", url_handler=Person()) as (client, recorder):
             seen: list[str] = []
             client.inputs.url_flows.on_complete = seen.append
             assert text_of(await client.call_tool("noisy")) == "ok"
@@ -372,7 +372,7 @@ def test_the_session_core_refuses_to_send_url_mode_to_a_form_only_client() -> No
         return "sent"
 
     async def body() -> None:
-        async with connected(server, "legacy", elicitation=lambda p: {"action": "cancel"}) as (client, recorder):
+        async with connected(server, "handshake", elicitation=lambda p: {"action": "cancel"}) as (client, recorder):
             assert text_of(await client.call_tool("raw")) == "refused"
             assert not recorder.requests_received("elicitation/create")
 
@@ -400,7 +400,7 @@ def test_a_handler_answering_nonsense_is_an_error_to_the_server() -> None:
     server, _, _ = make_server()
 
     async def body() -> None:
-        async with connected(server, "legacy", url_handler=lambda request: "maybe") as (client, recorder):
+        async with connected(server, "handshake", url_handler=lambda request: "maybe") as (client, recorder):
             with pytest.raises(RequestError) as caught:
                 await client.call_tool("confirm")
             assert caught.value.code == -32602  # the server got -32602 for its request, and says so
@@ -414,7 +414,7 @@ def test_flows_are_bound_to_the_principal_across_stateless_retries() -> None:
     person = Person()
 
     async def body() -> None:
-        async with connected(server, "modern", url_handler=person, principal="alice") as (alice, recorder):
+        async with connected(server, "stateless", url_handler=person, principal="alice") as (alice, recorder):
             call = asyncio.create_task(alice.call_tool("confirm"))
             await person.seen.get()
             state = recorder.results()[0]["requestState"]
@@ -422,7 +422,7 @@ def test_flows_are_bound_to_the_principal_across_stateless_retries() -> None:
             call.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await call
-        async with connected(server, "modern", url_handler=person, principal="bob") as (bob, _):
+        async with connected(server, "stateless", url_handler=person, principal="bob") as (bob, _):
             replay = {"name": "confirm", "requestState": state, "inputResponses": {key: {"action": "accept"}}}
             with pytest.raises(RequestError) as caught:
                 await bob.request("tools/call", replay)

@@ -21,8 +21,8 @@ from backchannel.framing.http import (
     check_accept,
     check_host_and_origin,
     check_http_method,
-    check_modern_headers,
     check_protocol_version_header,
+    check_stateless_headers,
     classify_message,
     decode_header_value,
     encode_header_value,
@@ -437,35 +437,35 @@ def lowered(headers: dict[str, str]) -> dict[str, str]:
 def test_matching_headers_pass() -> None:
     message = modern("tools/call", name="get_weather", arguments={"location": "Seattle, WA"})
     headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "get_weather"}
-    assert check_modern_headers(headers, message) is None
+    assert check_stateless_headers(headers, message) is None
 
 
 @pytest.mark.parametrize("name", ["mcp-method", "MCP-METHOD", "Mcp-Method"])
 def test_header_name_case_is_the_callers_lowering(name: str) -> None:
     message = modern("tools/list")
-    assert check_modern_headers(lowered({"MCP-Protocol-Version": MODERN, name: "tools/list"}), message) is None
+    assert check_stateless_headers(lowered({"MCP-Protocol-Version": MODERN, name: "tools/list"}), message) is None
 
 
 def test_surrounding_whitespace_is_trimmed() -> None:
     message = modern("tools/call", name="foo")
     headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "  foo "}
-    assert check_modern_headers(headers, message) is None
+    assert check_stateless_headers(headers, message) is None
 
 
 def test_named_methods_use_name_or_uri() -> None:
     uri = "file:///projects/myapp/config.json"
     read = modern("resources/read", uri=uri)
     headers = {"mcp-protocol-version": MODERN, "mcp-method": "resources/read", "mcp-name": uri}
-    assert check_modern_headers(headers, read) is None
+    assert check_stateless_headers(headers, read) is None
     prompt = modern("prompts/get", name="code_review")
     headers = {"mcp-protocol-version": MODERN, "mcp-method": "prompts/get", "mcp-name": "code_review"}
-    assert check_modern_headers(headers, prompt) is None
+    assert check_stateless_headers(headers, prompt) is None
 
 
 def test_base64_mcp_name_is_decoded() -> None:
     message = modern("tools/call", name="天気")
     headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": encode_header_value("天気")}
-    assert check_modern_headers(headers, message) is None
+    assert check_stateless_headers(headers, message) is None
 
 
 @pytest.mark.parametrize(
@@ -486,39 +486,39 @@ def test_base64_mcp_name_is_decoded() -> None:
 )
 def test_mismatch_is_400_header_mismatch(headers: dict[str, str], needle: str) -> None:
     message = modern("tools/call", request_id=7, name="foo")
-    rejected = assert_rejected(check_modern_headers(headers, message), 400, -32020, 7)
+    rejected = assert_rejected(check_stateless_headers(headers, message), 400, -32020, 7)
     assert needle in body_of(rejected)["error"]["message"]
 
 
 def test_base64_encoded_name_equal_to_body_passes() -> None:
     message = modern("tools/call", name="foo")
     headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "=?base64?Zm9v?="}
-    assert check_modern_headers(headers, message) is None
+    assert check_stateless_headers(headers, message) is None
 
 
 def test_missing_meta_version_is_400_invalid_params() -> None:
     message = {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}}
     headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/list"}
-    assert_rejected(check_modern_headers(headers, message), 400, -32602, 3)
+    assert_rejected(check_stateless_headers(headers, message), 400, -32602, 3)
 
 
 def test_non_string_name_in_body_is_invalid_params() -> None:
     message = modern("tools/call", name=5)
     headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "5"}
-    assert_rejected(check_modern_headers(headers, message), 400, -32602, 1)
+    assert_rejected(check_stateless_headers(headers, message), 400, -32602, 1)
 
 
 def test_mcp_name_is_ignored_on_other_methods() -> None:
     headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/list", "mcp-name": "whatever"}
-    assert check_modern_headers(headers, modern("tools/list")) is None
+    assert check_stateless_headers(headers, modern("tools/list")) is None
 
 
 def test_notification_needs_only_the_version_header() -> None:
     message = modern("notifications/cancelled", request_id=None, requestId=1)
-    assert check_modern_headers({"mcp-protocol-version": MODERN}, message) is None
+    assert check_stateless_headers({"mcp-protocol-version": MODERN}, message) is None
     wrong = {"mcp-protocol-version": MODERN, "mcp-method": "notifications/progress"}
-    assert_rejected(check_modern_headers(wrong, message), 400, -32020)
-    assert_rejected(check_modern_headers({}, message), 400, -32020)
+    assert_rejected(check_stateless_headers(wrong, message), 400, -32020)
+    assert_rejected(check_stateless_headers({}, message), 400, -32020)
 
 
 # -- Mcp-Param-* ------------------------------------------------------------------------------
@@ -539,65 +539,65 @@ def call_headers(**params: str) -> dict[str, str]:
 def test_param_headers_match() -> None:
     message = call(region="us-west1", count=42, flag=True, target={"zone": "b"}, query="SELECT 1")
     headers = call_headers(Region="us-west1", Count="42", Flag="true", Zone="b")
-    assert check_modern_headers(headers, message, param_headers=PARAMS) is None
+    assert check_stateless_headers(headers, message, param_headers=PARAMS) is None
 
 
 @pytest.mark.parametrize("header", ["42", "42.0", "4.2e1", "42.000"])
 def test_integers_compare_numerically(header: str) -> None:
-    assert check_modern_headers(call_headers(Count=header), call(count=42), param_headers=PARAMS) is None
+    assert check_stateless_headers(call_headers(Count=header), call(count=42), param_headers=PARAMS) is None
 
 
 def test_float_body_compares_numerically() -> None:
-    assert check_modern_headers(call_headers(Count="42"), call(count=42.0), param_headers=PARAMS) is None
+    assert check_stateless_headers(call_headers(Count="42"), call(count=42.0), param_headers=PARAMS) is None
 
 
 @pytest.mark.parametrize("header", ["43", "42x", "0x2a", "4_2", " ", "NaN", "forty-two"])
 def test_integer_mismatch(header: str) -> None:
-    rejected = check_modern_headers(call_headers(Count=header), call(count=42), param_headers=PARAMS)
+    rejected = check_stateless_headers(call_headers(Count=header), call(count=42), param_headers=PARAMS)
     assert "Mcp-Param-Count" in body_of(assert_rejected(rejected, 400, -32020, 1))["error"]["message"]
 
 
 @pytest.mark.parametrize(("value", "header"), [(True, "True"), (True, "1"), (False, "true"), (False, "")])
 def test_boolean_mismatch(value: bool, header: str) -> None:
-    rejected = check_modern_headers(call_headers(Flag=header), call(flag=value), param_headers=PARAMS)
+    rejected = check_stateless_headers(call_headers(Flag=header), call(flag=value), param_headers=PARAMS)
     assert_rejected(rejected, 400, -32020, 1)
 
 
 def test_param_value_in_body_without_header_is_a_mismatch() -> None:
-    rejected = check_modern_headers(call_headers(), call(region="us-west1"), param_headers=PARAMS)
+    rejected = check_stateless_headers(call_headers(), call(region="us-west1"), param_headers=PARAMS)
     assert "Mcp-Param-Region" in body_of(assert_rejected(rejected, 400, -32020, 1))["error"]["message"]
 
 
 def test_null_or_absent_argument_needs_no_header() -> None:
-    assert check_modern_headers(call_headers(), call(region=None), param_headers=PARAMS) is None
-    assert check_modern_headers(call_headers(), call(), param_headers=PARAMS) is None
-    assert check_modern_headers(call_headers(), call(target="not an object"), param_headers=PARAMS) is None
+    assert check_stateless_headers(call_headers(), call(region=None), param_headers=PARAMS) is None
+    assert check_stateless_headers(call_headers(), call(), param_headers=PARAMS) is None
+    assert check_stateless_headers(call_headers(), call(target="not an object"), param_headers=PARAMS) is None
 
 
 def test_header_without_a_body_value_is_a_mismatch() -> None:
-    assert_rejected(check_modern_headers(call_headers(Region="x"), call(), param_headers=PARAMS), 400, -32020, 1)
+    assert_rejected(check_stateless_headers(call_headers(Region="x"), call(), param_headers=PARAMS), 400, -32020, 1)
 
 
 def test_param_values_are_base64_decoded() -> None:
     headers = call_headers(Region=encode_header_value(" padded "))
-    assert check_modern_headers(headers, call(region=" padded "), param_headers=PARAMS) is None
+    assert check_stateless_headers(headers, call(region=" padded "), param_headers=PARAMS) is None
     bad = call_headers(Region="=?base64?SGVsbG8?=")
-    assert_rejected(check_modern_headers(bad, call(region="Hello"), param_headers=PARAMS), 400, -32020, 1)
+    assert_rejected(check_stateless_headers(bad, call(region="Hello"), param_headers=PARAMS), 400, -32020, 1)
 
 
 def test_unannotated_param_headers_are_ignored() -> None:
     headers = call_headers(Other="anything")
-    assert check_modern_headers(headers, call(), param_headers=PARAMS) is None
+    assert check_stateless_headers(headers, call(), param_headers=PARAMS) is None
 
 
 def test_param_headers_unchecked_when_the_tool_is_unknown() -> None:
-    assert check_modern_headers(call_headers(), call(region="x"), param_headers=None) is None
+    assert check_stateless_headers(call_headers(), call(region="x"), param_headers=None) is None
 
 
 def test_param_headers_only_apply_to_tools_call() -> None:
     message = modern("prompts/get", name="p", arguments={"region": "x"})
     headers = {"mcp-protocol-version": MODERN, "mcp-method": "prompts/get", "mcp-name": "p"}
-    assert check_modern_headers(headers, message, param_headers=PARAMS) is None
+    assert check_stateless_headers(headers, message, param_headers=PARAMS) is None
 
 
 def test_param_headers_from_x_mcp_headers_round_trip() -> None:
@@ -618,7 +618,7 @@ def test_param_headers_from_x_mcp_headers_round_trip() -> None:
         "Mcp-Param-Zone": "=?base64?IGEg?=",
         "Mcp-Param-Count": "7",
     }
-    assert check_modern_headers(lowered(sent), message, param_headers=mapping) is None
+    assert check_stateless_headers(lowered(sent), message, param_headers=mapping) is None
 
 
 _json_scalar = st.one_of(st.text(), st.booleans(), st.integers(-(2**53) + 1, 2**53 - 1), st.none())
@@ -629,7 +629,9 @@ def test_headers_a_client_builds_always_pass(name: str, region: object, count: o
     message = modern("tools/call", name=name, arguments={"region": region, "count": count})
     mapping = {"Region": "region", "Count": "count"}
     assert (
-        check_modern_headers(lowered(request_headers(message, param_headers=mapping)), message, param_headers=mapping)
+        check_stateless_headers(
+            lowered(request_headers(message, param_headers=mapping)), message, param_headers=mapping
+        )
         is None
     )
 

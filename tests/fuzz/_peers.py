@@ -198,6 +198,6 @@ class RawServer:
 
 async def connected_client(raw: RawServer, **options: Any) -> Client:
     raw.start()
-    client = Client(raw.transport, era="modern" if raw.modern else "legacy", **options)
+    client = Client(raw.transport, era="stateless" if raw.modern else "handshake", **options)
     await client.__aenter__()
     return client

@@ -244,11 +244,11 @@ def _modern(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def cases(era: str) -> list[tuple[str, dict[str, Any], tuple[Any, ...]]]:
-    table = REQUESTS + (LEGACY_ONLY if era == "legacy" else MODERN_ONLY)
+    table = REQUESTS + (LEGACY_ONLY if era == "handshake" else MODERN_ONLY)
     out = []
     for method, params, places in table:
-        base = _modern(params) if era == "modern" else params
-        common = [("_meta",), ("_meta", "progressToken")] if era == "legacy" else [("_meta",)]
+        base = _modern(params) if era == "stateless" else params
+        common = [("_meta",), ("_meta", "progressToken")] if era == "handshake" else [("_meta",)]
         for place in [*places, *common, ()]:
             out.append((method, base, place))
     return out
@@ -273,7 +273,7 @@ def _check(answer: dict[str, Any], what: str) -> None:
 async def _serve_cases(era: str, work: list[tuple[str, Any, Any]]) -> None:
     """Each (method, params, respond) on one session; checks every answer and liveness."""
     async with RawClient(make_server()) as peer:
-        if era == "legacy":
+        if era == "handshake":
             await peer.initialize(CAPABILITIES)
         for method, params, respond in work:
             what = f"{era} {method} {_short(params)}"
@@ -286,7 +286,7 @@ async def _serve_cases(era: str, work: list[tuple[str, Any, Any]]) -> None:
 
 async def _alive(peer: RawClient, era: str) -> None:
     probe = await peer.request(
-        "ping" if era == "legacy" else "server/discover", _modern({}) if era == "modern" else None
+        "ping" if era == "handshake" else "server/discover", _modern({}) if era == "stateless" else None
     )
     assert "result" in probe, probe
 
@@ -341,28 +341,28 @@ def _legacy_answers(values: list[Any]) -> list[tuple[str, Any, Any]]:
     return work
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_every_place_every_type(era: str) -> None:
     """Each place of each method, with one value of every JSON type."""
     values = representatives()
     work = _requests_for(era, values)
-    if era == "legacy":
+    if era == "handshake":
         work += _legacy_answers(values)
     bounded(lambda: _serve_cases(era, work), timeout=120)
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_notifications_of_any_type_are_ignored(era: str) -> None:
     """A notification with a wrong type gets no answer, and the session goes on."""
 
     async def body() -> None:
         async with RawClient(make_server()) as peer:
-            if era == "legacy":
+            if era == "handshake":
                 await peer.initialize(CAPABILITIES)
             for method, params, places in NOTIFICATIONS:
                 for place in places:
                     for value in representatives():
-                        sent = _place(_modern(params) if era == "modern" else params, place, value)
+                        sent = _place(_modern(params) if era == "stateless" else params, place, value)
                         peer.write({"jsonrpc": "2.0", "method": method, "params": sent})
             await _alive(peer, era)
             stray = [m for m in peer.seen if "method" not in m and m.get("id") is None]
@@ -371,15 +371,15 @@ def test_notifications_of_any_type_are_ignored(era: str) -> None:
     bounded(body, timeout=60)
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_wrong_id_types_are_refused_with_id_null(era: str) -> None:
     """``id`` of any type but string or integer: -32600 with id null, and the session goes on."""
 
     async def body() -> None:
         async with RawClient(make_server()) as peer:
-            if era == "legacy":
+            if era == "handshake":
                 await peer.initialize(CAPABILITIES)
-            params = _modern({}) if era == "modern" else {}
+            params = _modern({}) if era == "stateless" else {}
             for value in [True, 1.5, [], {}, [1], {"a": 1}, None]:
                 peer.write({"jsonrpc": "2.0", "id": value, "method": "tools/list", "params": params})
                 found = await peer.answers(None)
@@ -415,7 +415,7 @@ def test_declared_capabilities_of_any_type() -> None:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=st.data(), era=st.sampled_from(["legacy", "modern"]))
+@given(data=st.data(), era=st.sampled_from(["handshake", "stateless"]))
 def test_any_value_anywhere(data: st.DataObject, era: str) -> None:
     """Hypothesis picks the place and the value (of any shape), several per session."""
     chosen = data.draw(st.lists(st.sampled_from(cases(era)), min_size=1, max_size=6))
@@ -424,7 +424,7 @@ def test_any_value_anywhere(data: st.DataObject, era: str) -> None:
         params = _place(base, place, data.draw(json_values))
         if _answered(method, params, place):
             work.append((method, params, _answerer(None)))
-    if era == "legacy" and data.draw(st.booleans()):
+    if era == "handshake" and data.draw(st.booleans()):
         tool, question = data.draw(st.sampled_from(LEGACY_ANSWERS))
         place = data.draw(st.sampled_from(ANSWER_PLACES[question]))
         work.append(

@@ -14,9 +14,7 @@ import asyncio
 import contextlib
 import inspect
 import json
-import os
 import socket
-import subprocess
 import sys
 import textwrap
 import time
@@ -25,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 import uvicorn
 from _http_harness import (
     ACCEPT_BOTH,
@@ -45,13 +42,14 @@ from _http_harness import (
     wait_until,
 )
 
+from _subprocesses import checkout_env
 from backchannel import Server
 from backchannel.server.url_elicitation import UrlElicitations
+from backchannel.testing import free_port, running_process
 from backchannel.transports.http import limits
 from backchannel.transports.http.serving import uvicorn_options
 from backchannel.types.errors import INTERNAL_ERROR, INVALID_REQUEST
 
-ROOT = Path(__file__).resolve().parents[2]
 BODY_HEAD = (
     "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
     "accept: application/json, text/event-stream\r\ncontent-length: 200\r\n\r\n"
@@ -359,9 +357,7 @@ def test_run_http_defaults_are_the_documented_limits() -> None:
 
 
 def test_run_http_cuts_slow_headers_and_bodies(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    port = free_port()
     script = tmp_path / "serve.py"
     script.write_text(
         textwrap.dedent(f"""
@@ -370,32 +366,16 @@ def test_run_http_cuts_slow_headers_and_bodies(tmp_path: Path) -> None:
             server.run_http(port={port}, header_timeout=0.4, body_timeout=0.4)
         """)
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    process = subprocess.Popen([sys.executable, str(script)], env=env, stderr=subprocess.PIPE)
-    try:
 
-        async def body() -> None:
-            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as client:
-                async with asyncio.timeout(10):
-                    while True:
-                        if process.poll() is not None:
-                            pytest.fail(f"run_http exited: {process.stderr.read().decode() if process.stderr else ''}")
-                        with contextlib.suppress(httpx.ConnectError):
-                            answer = await ping(client)
-                            break
-                        await asyncio.sleep(0.05)  # polling a subprocess that cannot signal readiness
-                assert answer.status_code == 200
-                slow_head = trickle(port, b"", b"POST /mcp HTTP/1.1\r\n" + b"x" * 100, 0.05)
-                slow_body = trickle(port, BODY_HEAD.format(port=port).encode(), b" " * 200, 0.05)
-                head_raw, body_raw = await asyncio.gather(slow_head, slow_body)
-                assert "headers" in assert_refusal(head_raw, 408, INVALID_REQUEST)["message"]
-                assert "body" in assert_refusal(body_raw, 408, INVALID_REQUEST)["message"]
+    async def body() -> None:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as client:
+            answer = await ping(client)
+            assert answer.status_code == 200
+            slow_head = trickle(port, b"", b"POST /mcp HTTP/1.1\r\n" + b"x" * 100, 0.05)
+            slow_body = trickle(port, BODY_HEAD.format(port=port).encode(), b" " * 200, 0.05)
+            head_raw, body_raw = await asyncio.gather(slow_head, slow_body)
+            assert "headers" in assert_refusal(head_raw, 408, INVALID_REQUEST)["message"]
+            assert "body" in assert_refusal(body_raw, 408, INVALID_REQUEST)["message"]
 
+    with running_process([sys.executable, str(script)], port=port, env=checkout_env(), start_timeout=10.0):
         run(body, timeout=20)
-    finally:
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)

@@ -28,6 +28,7 @@ import pytest
 
 from backchannel import Client
 from backchannel.protocol.events import ProgressReceived
+from backchannel.testing import free_port
 from backchannel.testing import run as kit_run
 from backchannel.transports.base import TransportBroken
 from backchannel.transports.http.client import HttpClientTransport
@@ -96,10 +97,7 @@ def doomed_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
 
 
 def nothing_listens() -> str:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]  # closed again: nothing listens there
-    return f"http://127.0.0.1:{port}/mcp"
+    return f"http://127.0.0.1:{free_port()}/mcp"  # the port is free: nothing listens there
 
 
 def kill(process: subprocess.Popen[bytes]) -> None:
@@ -122,7 +120,7 @@ def assert_unreachable(exc: object, url: str) -> None:
 # --------------------------------------------------------------------- end to end
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_pending_calls_fail_at_once_with_connection_closed_when_the_server_dies(era: str) -> None:
     """50 calls in flight, each on an SSE stream with progress (handshake era: with event ids,
     so resumable); the server is killed: every call fails within a second with
@@ -161,7 +159,7 @@ def test_pending_calls_fail_at_once_with_connection_closed_when_the_server_dies(
     run(main)
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_a_call_after_the_server_died_while_idle_fails_with_connection_closed(era: str) -> None:
     """Nothing was pending when the server died: the next call finds it gone (a refused
     connection, or a pooled connection the server dropped) and fails at once."""
@@ -184,7 +182,7 @@ def test_a_call_after_the_server_died_while_idle_fails_with_connection_closed(er
     run(main)
 
 
-@pytest.mark.parametrize("era", ["auto", "legacy", "modern"])
+@pytest.mark.parametrize("era", ["auto", "handshake", "stateless"])
 def test_connecting_to_a_port_where_nothing_listens_raises_connection_closed(era: str) -> None:
     """No server at all: entering the client fails at once (the era probe included), with the
     URL and the system's reason in the message."""

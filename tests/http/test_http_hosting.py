@@ -3,14 +3,10 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -29,6 +25,8 @@ from _http_harness import (
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
+from _subprocesses import checkout_env, other_local_address
+from backchannel.testing import free_port, running_process
 from backchannel.types.errors import INVALID_REQUEST
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,57 +91,15 @@ def test_uvicorn_lifespan_shutdown_ends_every_session() -> None:
     run(body)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.contextmanager
-def _backchannel_run(*args: str) -> Iterator[subprocess.Popen[bytes]]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    command = [sys.executable, "-m", "backchannel", "run", *args]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
-    try:
-        yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
-
-
-def _wait_for_listener(port: int, process: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"backchannel run exited: {process.stderr.read().decode() if process.stderr else ''}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return
-        time.sleep(0.05)
-    pytest.fail("backchannel run --http did not start listening")
-
-
-def _other_local_address() -> str | None:
-    """A non-loopback address of this machine, if it has one."""
-    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.connect(("10.255.255.255", 1))  # no packet is sent; this only picks a route
-        address = str(probe.getsockname()[0])
-        return None if address.startswith("127.") or address == "0.0.0.0" else address
-    return None
-
-
 def test_backchannel_run_http_listens_on_loopback_only() -> None:
-    port = _free_port()
-    with _backchannel_run(str(DEMO), "--http", "--port", str(port)) as process:
-        _wait_for_listener(port, process)
+    port = free_port()
+    command = [sys.executable, "-m", "backchannel", "run", str(DEMO), "--http", "--port", str(port)]
+    with running_process(command, port=port, env=checkout_env(), cwd=ROOT, start_timeout=10.0):
         if shutil.which("ss"):
             listening = subprocess.run(["ss", "-ltnH"], capture_output=True, text=True, timeout=5).stdout
             local = [line.split()[3] for line in listening.splitlines() if line.split()[3].endswith(f":{port}")]
             assert local == [f"127.0.0.1:{port}"], local
-        other = _other_local_address()
+        other = other_local_address()
         if other is not None:
             with pytest.raises(OSError), socket.create_connection((other, port), timeout=0.5):
                 pass

@@ -73,8 +73,8 @@ def test_authenticator_refuses_without_a_valid_bearer_token_with_401(token: str 
     async def body() -> None:
         app = make_server().http_app(authenticator=BearerTokens({"tok-a": "alice"}))
         async with asgi_client(app) as client:
-            for method, message in (("legacy", initialize_body()), ("modern", modern(request("tools/list")))):
-                headers = {**(legacy_headers() if method == "legacy" else modern_headers(message)), **_auth(token)}
+            for method, message in (("handshake", initialize_body()), ("stateless", modern(request("tools/list")))):
+                headers = {**(legacy_headers() if method == "handshake" else modern_headers(message)), **_auth(token)}
                 response = await client.post("/mcp", json=message, headers=headers)
                 assert_jsonrpc_error(response, 401, INVALID_REQUEST)
                 assert response.headers["www-authenticate"].startswith("Bearer")

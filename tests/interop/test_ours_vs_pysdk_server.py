@@ -4,7 +4,8 @@ HTTP, in every era choice.
 mcp 2.3.0 serves both eras on one stdio server, and over HTTP at one endpoint
 (``pysdk_server.py --http PORT`` runs ``MCPServer.run("streamable-http")`` on 127.0.0.1; the
 ``MCP-Protocol-Version`` header picks the era), so ``era="auto"`` must detect the stateless
-era; ``era="legacy"`` must do the handshake; ``era="modern"`` must insist on the stateless era.
+era; ``era="handshake"`` must do the handshake; ``era="stateless"`` must insist on the stateless era
+(and the old spellings ``"legacy"``/``"modern"`` must do the same).
 One connection per transport and era choice runs every step; each test then checks one step's
 outcome.
 """
@@ -18,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _http_peer import free_port, http_peer
+from _http_peer import http_peer
 
 from backchannel.client import Client
+from backchannel.testing import free_port
 from backchannel.types.content import TextContent
 from peers.paths import PYSDK_SERVER, have_pysdk
 
@@ -36,9 +38,12 @@ SERVER_INFO = {"name": "pysdk-peer", "version": "2.3.0-peer"}
 WEATHER = {"city": "Oslo", "temperature_c": 21.5, "conditions": "sunny", "humidity_pct": 40}
 # era choice -> (client.era, client.protocol_version)
 EXPECTED_ERA = {
-    "auto": ("modern", "2026-07-28"),
-    "legacy": ("legacy", "2025-11-25"),
-    "modern": ("modern", "2026-07-28"),
+    "auto": ("stateless", "2026-07-28"),
+    "handshake": ("handshake", "2025-11-25"),
+    "stateless": ("stateless", "2026-07-28"),
+    # the old spellings, still accepted by ``Client``
+    "legacy": ("handshake", "2025-11-25"),
+    "modern": ("stateless", "2026-07-28"),
 }
 TIMEOUT = 60
 PEER_SERVER = [str(PYSDK_SERVER), "--page-size", "10"]

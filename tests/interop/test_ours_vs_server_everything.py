@@ -19,10 +19,11 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
-from _http_peer import free_port, http_peer
+from _http_peer import http_peer
 
 from backchannel.client import Client
 from backchannel.protocol.events import ProgressReceived
+from backchannel.testing import free_port
 from backchannel.types.content import TextContent
 from peers.paths import EVERYTHING_STDIO_CMD, TESTS_DIR, everything_http_cmd, have_npm_peers
 
@@ -133,7 +134,7 @@ def text_of(result: Any) -> str:
 
 def test_auto_falls_back_to_handshake(run: dict[str, Any]) -> None:
     connect = run["connect"]
-    assert connect["era"] == "legacy"
+    assert connect["era"] == "handshake"
     assert connect["protocol_version"] == "2025-11-25"
     assert connect["discover_result"] is None
     # The probe is refused (over HTTP: no session id), not left unanswered: no probe timeout.

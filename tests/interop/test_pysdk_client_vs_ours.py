@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _http_peer import free_port, http_peer
+from _http_peer import http_peer
 
+from backchannel.testing import free_port
 from peers.paths import PEERS_DIR, PYSDK_CLIENT, have_pysdk
 
 pytestmark = [pytest.mark.interop, pytest.mark.usefixtures("transport")]

@@ -1,63 +1,20 @@
 """Plumbing for the operation-lifecycle tests (issue #6), on ``backchannel.testing``: a
 ``Client`` and the server's ``Connection`` joined in memory, the server's side of the wire
-recorded by a ``Tap``, and the tables a cancelled call must leave empty."""
+recorded by a ``Tap`` (``serving``, shared with ``tests/runtime``: see ``tests/_serving.py``),
+and the tables a cancelled call must leave empty."""
 
 from __future__ import annotations
 
 __all__ = ["ERAS", "Wire", "assert_tables_empty", "run", "serving", "settle", "tables", "until"]
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator
-from typing import Any
 
-from backchannel import Client, Server
+from _serving import Wire, serving, settle
+from backchannel import Client
 from backchannel.runtime.connection import Connection
-from backchannel.testing import Tap, run, within
-from backchannel.transports.memory import memory_pair
+from backchannel.testing import run, within
 
-ERAS = ("legacy", "modern")
+ERAS = ("handshake", "stateless")
 until = within
-
-
-class Wire(Tap):
-    """The server's end, recorded; the two questions the kit's ``Tap`` does not answer."""
-
-    def call_id(self, tool: str, index: int = -1) -> int | str:
-        request_id: int | str = self.tool_calls_received(tool)[index]["id"]
-        return request_id
-
-    def cancellations(self) -> list[int | str]:
-        return [m["params"]["requestId"] for m in self.notifications_received("notifications/cancelled")]
-
-
-@contextlib.asynccontextmanager
-async def serving(
-    server: Server, era: str = "legacy", *, record: bool = True, **client_options: Any
-) -> AsyncIterator[tuple[Client, Connection, Wire]]:
-    """A ``Client`` in ``era`` connected to ``server``; yields (client, server connection, wire).
-    ``record=False`` keeps no copy of the traffic.
-
-    Not ``testing.connected``: these tests read the server's ``Connection`` (its tables),
-    which ``Server.serve`` keeps to itself, so the connection is made here with ``server.connect``.
-    """
-    client_side, server_side = memory_pair()
-    wire = Wire(server_side, keep=record)
-    connection = server.connect(wire)
-    runner = asyncio.create_task(connection.run())
-    client_options.setdefault("request_timeout", 30.0)
-    try:
-        async with Client(client_side, era=era, **client_options) as client:  # type: ignore[arg-type]
-            yield client, connection, wire
-    finally:
-        await wire.close()
-        await runner
-
-
-async def settle(client: Client) -> None:
-    """Two round trips: whatever the server had to do about earlier messages is done."""
-    await client.list_tools()  # not ping: the stateless era has none
-    await client.list_tools()
 
 
 def tables(client: Client, connection: Connection) -> dict[str, int]:

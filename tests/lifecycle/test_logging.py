@@ -72,12 +72,12 @@ def test_set_level_thresholds_for_all_eight_levels_lg02_lg03(era: str) -> None:
                 await client.call_tool("chatty", {"tag": level})
                 assert logs.levels(level) == list(LEVELS[rank:]), level
                 call = wire.tool_calls_received("chatty")[-1]
-                if era == "modern":
+                if era == "stateless":
                     assert call["params"]["_meta"][M.LOG_LEVEL] == level
                 else:
                     assert M.LOG_LEVEL not in (call["params"].get("_meta") or {})
             set_level = [m["params"]["level"] for m in wire.received if m.get("method") == "logging/setLevel"]
-            assert set_level == (list(LEVELS) if era == "legacy" else [])
+            assert set_level == (list(LEVELS) if era == "handshake" else [])
             assert {m["logger"] for m in logs.messages} == {"chatty"}
 
     run(main)
@@ -89,7 +89,7 @@ def test_server_default_level_applies_until_set_level_lg04() -> None:
 
     async def main() -> None:
         logs = Logs()
-        async with serving(server, "legacy", on_log=logs) as (client, _, _wire):
+        async with serving(server, "handshake", on_log=logs) as (client, _, _wire):
             await client.call_tool("chatty", {"tag": "default"})
             assert logs.levels("default") == ["warning", "error", "critical", "alert", "emergency"]
             await client.set_logging_level("debug")
@@ -105,7 +105,7 @@ def test_default_level_none_sends_nothing_until_set_level_lg04() -> None:
 
     async def main() -> None:
         logs = Logs()
-        async with serving(server, "legacy", on_log=logs) as (client, _, wire):
+        async with serving(server, "handshake", on_log=logs) as (client, _, wire):
             await client.call_tool("chatty", {"tag": "quiet"})
             assert wire.notifications_written("notifications/message") == []
             await client.set_logging_level("error")
@@ -122,8 +122,8 @@ def test_set_level_is_per_session_lg03() -> None:
     async def main() -> None:
         quiet, loud = Logs(), Logs()
         async with (
-            serving(server, "legacy", on_log=quiet) as (first, _, _w1),
-            serving(server, "legacy", on_log=loud) as (second, _, _w2),
+            serving(server, "handshake", on_log=quiet) as (first, _, _w1),
+            serving(server, "handshake", on_log=loud) as (second, _, _w2),
         ):
             await second.set_logging_level("debug")
             await first.call_tool("chatty", {"tag": "a"})
@@ -141,7 +141,7 @@ def test_stateless_era_without_a_level_sends_no_log_messages_lg04() -> None:
 
     async def main() -> None:
         logs = Logs()
-        async with serving(server, "modern", on_log=logs) as (client, _, wire):
+        async with serving(server, "stateless", on_log=logs) as (client, _, wire):
             await client.call_tool("chatty", {"tag": "none"})
             assert M.LOG_LEVEL not in wire.tool_calls_received("chatty")[0]["params"]["_meta"]
             assert wire.notifications_written("notifications/message") == []
@@ -165,7 +165,7 @@ def test_invalid_level_is_refused_lg05(era: str) -> None:
             with pytest.raises(ValueError, match="unknown log level"):
                 await client.set_logging_level("loud")  # type: ignore[arg-type]
             assert len(wire.received) == before
-            if era == "legacy":
+            if era == "handshake":
                 with pytest.raises(RequestError) as caught:
                     await client.request("logging/setLevel", {"level": "loud"})
             else:

@@ -364,7 +364,7 @@ def test_client_ignores_non_increasing_and_late_progress_pg05_pg18() -> None:
     async def main() -> None:
         seen, on_progress = collect()
         peer_task = asyncio.create_task(misbehaving(peer))
-        async with Client(client_side, era="legacy") as client:
+        async with Client(client_side, era="handshake") as client:
             await client.call_tool("anything", on_progress=on_progress)
             await client.ping()  # the late progress has been read by now
             assert [e.progress for e in seen] == [1, 2]

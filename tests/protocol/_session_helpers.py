@@ -60,7 +60,7 @@ def handshake(client_caps: dict[str, Any] | None = None, version: str = "2025-11
     return client, server
 
 
-def modern_meta(version: Any = "2026-07-28", capabilities: Any = None, **extra: Any) -> dict[str, Any]:
+def stateless_meta(version: Any = "2026-07-28", capabilities: Any = None, **extra: Any) -> dict[str, Any]:
     meta: dict[str, Any] = {M.PROTOCOL_VERSION: version, M.CLIENT_INFO: CLIENT_INFO}
     if capabilities is not None:
         meta[M.CLIENT_CAPABILITIES] = capabilities

@@ -14,9 +14,9 @@ from _session_helpers import (
     handshake,
     initialize_params,
     initialize_result,
-    modern_meta,
     request,
     server_session,
+    stateless_meta,
     tables_empty,
 )
 
@@ -85,7 +85,7 @@ def test_handshake_lc02_lc03_lc04() -> None:
             id=rid,
             method="initialize",
             params=params,
-            era="legacy",
+            era="handshake",
             version="2025-11-25",
             client_capabilities={"roots": {}},
             client_info=CLIENT_INFO,
@@ -105,7 +105,7 @@ def test_handshake_lc02_lc03_lc04() -> None:
         ),
     ]
     assert client.state is SessionState.READY
-    assert (client.protocol_version, client.era) == ("2025-11-25", "legacy")
+    assert (client.protocol_version, client.era) == ("2025-11-25", "handshake")
     assert client.outgoing() == [INITIALIZED]
 
     assert server.receive_message(INITIALIZED) == [
@@ -235,7 +235,7 @@ def test_ping_before_initialize_lc05() -> None:
     server = server_session()
     assert server.receive_message(request("p", "ping")) == [
         RequestReceived(
-            id="p", method="ping", params={}, era="legacy", version=None, client_capabilities={}, client_info={}
+            id="p", method="ping", params={}, era="handshake", version=None, client_capabilities={}, client_info={}
         )
     ]
     assert server.send_result("p", {}) is True
@@ -359,7 +359,7 @@ def test_request_and_response_round_trip() -> None:
         id=rid,
         method="tools/call",
         params={"name": "echo", "arguments": {"x": 1}},
-        era="legacy",
+        era="handshake",
         version="2025-11-25",
         client_capabilities={},
         client_info=CLIENT_INFO,
@@ -409,14 +409,14 @@ def test_closing_refuses_new_requests_but_answers_those_in_flight() -> None:
 
 def test_stateless_request_is_served_without_handshake() -> None:
     server = server_session()
-    meta = modern_meta(capabilities={"elicitation": {}}, progressToken="t")
+    meta = stateless_meta(capabilities={"elicitation": {}}, progressToken="t")
     params = {"cursor": "c", "_meta": meta}
     assert server.receive_message(request(1, "tools/list", params)) == [
         RequestReceived(
             id=1,
             method="tools/list",
             params=params,
-            era="modern",
+            era="stateless",
             version="2026-07-28",
             client_capabilities={"elicitation": {}},
             client_info=CLIENT_INFO,
@@ -438,7 +438,7 @@ def test_stateless_request_is_served_without_handshake() -> None:
 
 def test_stateless_request_after_a_handshake_leaves_the_session_ready() -> None:
     server = serving_server()
-    server.receive_message(request(1, "tools/list", {"_meta": modern_meta(capabilities={})}))
+    server.receive_message(request(1, "tools/list", {"_meta": stateless_meta(capabilities={})}))
     assert server.state is SessionState.READY
     server.send_result(1, {"tools": []})
     (answer,) = server.outgoing()
@@ -468,7 +468,7 @@ def test_stateless_request_after_a_handshake_leaves_the_session_ready() -> None:
 )
 def test_stateless_results_carry_result_type_and_server_info(result: dict[str, Any], expected: dict[str, Any]) -> None:
     server = server_session()
-    server.receive_message(request(1, "tools/call", {"_meta": modern_meta(capabilities={})}))
+    server.receive_message(request(1, "tools/call", {"_meta": stateless_meta(capabilities={})}))
     server.send_result(1, result)
     assert server.outgoing() == [{"jsonrpc": "2.0", "id": 1, "result": expected}]
 
@@ -476,7 +476,7 @@ def test_stateless_results_carry_result_type_and_server_info(result: dict[str, A
 @pytest.mark.parametrize("version", ["1900-01-01", "2025-11-25", 20260728])
 def test_unsupported_stateless_version(version: Any) -> None:
     server = server_session()
-    assert server.receive_message(request(1, "tools/list", {"_meta": modern_meta(version, {})})) == []
+    assert server.receive_message(request(1, "tools/list", {"_meta": stateless_meta(version, {})})) == []
     assert server.outgoing() == [
         {
             "jsonrpc": "2.0",
@@ -497,11 +497,11 @@ def test_unsupported_stateless_version(version: Any) -> None:
 @pytest.mark.parametrize(
     "meta",
     [
-        modern_meta(),  # no clientCapabilities
-        modern_meta(capabilities=[]),
-        modern_meta(capabilities={}, **{M.CLIENT_INFO: "me"}),
-        modern_meta(capabilities={}, **{M.LOG_LEVEL: "verbose"}),
-        modern_meta(capabilities={}, progressToken=1.5),
+        stateless_meta(),  # no clientCapabilities
+        stateless_meta(capabilities=[]),
+        stateless_meta(capabilities={}, **{M.CLIENT_INFO: "me"}),
+        stateless_meta(capabilities={}, **{M.LOG_LEVEL: "verbose"}),
+        stateless_meta(capabilities={}, progressToken=1.5),
     ],
     ids=[
         "no-capabilities",
@@ -523,7 +523,7 @@ def test_meta_must_be_an_object() -> None:
 def test_stateless_log_level_is_reported() -> None:
     server = server_session()
     (event,) = server.receive_message(
-        request(1, "tools/list", {"_meta": modern_meta(capabilities={}, **{M.LOG_LEVEL: "debug"})})
+        request(1, "tools/list", {"_meta": stateless_meta(capabilities={}, **{M.LOG_LEVEL: "debug"})})
     )
     assert isinstance(event, RequestReceived)
     assert event.log_level == "debug"
@@ -531,7 +531,7 @@ def test_stateless_log_level_is_reported() -> None:
 
 def test_client_gets_no_stateless_requests() -> None:
     client = client_session()
-    assert refused(client, request(1, "roots/list", {"_meta": modern_meta(capabilities={})})) == (1, -32600)
+    assert refused(client, request(1, "roots/list", {"_meta": stateless_meta(capabilities={})})) == (1, -32600)
 
 
 def test_legacy_results_lose_result_type() -> None:
@@ -545,7 +545,7 @@ def test_resource_not_found_code_per_era() -> None:
     """-32002 is reserved in the stateless era: resource-not-found goes out as -32602 there."""
     server = serving_server()
     server.receive_message(request(1, "resources/read", {"uri": "file:///x"}))
-    server.receive_message(request(2, "resources/read", {"uri": "file:///x", "_meta": modern_meta(capabilities={})}))
+    server.receive_message(request(2, "resources/read", {"uri": "file:///x", "_meta": stateless_meta(capabilities={})}))
     server.send_error(1, ResourceNotFound("file:///x"))
     server.send_error(2, ResourceNotFound("file:///x"))
     body = {"message": "Resource not found: file:///x", "data": {"uri": "file:///x"}}
@@ -557,7 +557,7 @@ def test_resource_not_found_code_per_era() -> None:
 
 def test_url_elicitation_required_is_refused_in_the_stateless_era() -> None:
     server = server_session()
-    server.receive_message(request(1, "tools/call", {"_meta": modern_meta(capabilities={})}))
+    server.receive_message(request(1, "tools/call", {"_meta": stateless_meta(capabilities={})}))
     with pytest.raises(LocalProtocolError):
         server.send_error(1, UrlElicitationRequired("go to the url"))
     assert server.outgoing() == []
@@ -569,8 +569,8 @@ def test_url_elicitation_required_is_refused_in_the_stateless_era() -> None:
 def test_client_in_the_stateless_era_adds_the_meta_envelope() -> None:
     client = client_session({"elicitation": {"form": {}}})
     with pytest.raises(LocalProtocolError):
-        client.use_modern("2025-11-25")
-    client.use_modern()
+        client.use_stateless("2025-11-25")
+    client.use_stateless()
     rid = client.send_request("tools/list", {"cursor": "c", "_meta": {"progressToken": "p"}})
     assert client.outgoing() == [
         {
@@ -594,11 +594,11 @@ def test_client_in_the_stateless_era_adds_the_meta_envelope() -> None:
 
 def test_stateless_client_against_server_end_to_end() -> None:
     client, server = client_session({"roots": {}}), server_session()
-    client.use_modern()
+    client.use_stateless()
     rid = client.send_request("tools/list")
     (event,) = deliver(client, server)
     assert isinstance(event, RequestReceived)
-    assert (event.era, event.version, event.client_capabilities) == ("modern", "2026-07-28", {"roots": {}})
+    assert (event.era, event.version, event.client_capabilities) == ("stateless", "2026-07-28", {"roots": {}})
     server.send_result(rid, {"tools": []})
     assert deliver(server, client) == [
         ResponseReceived(
@@ -612,7 +612,7 @@ def test_stateless_client_against_server_end_to_end() -> None:
 
 def test_discovery_probe_with_modern_version_argument() -> None:
     client = client_session()
-    rid = client.send_request("server/discover", modern_version="2026-07-28")
+    rid = client.send_request("server/discover", stateless_version="2026-07-28")
     (sent,) = client.outgoing()
     assert sent["id"] == rid
     assert sent["params"]["_meta"][M.PROTOCOL_VERSION] == "2026-07-28"
@@ -622,7 +622,7 @@ def test_discovery_probe_with_modern_version_argument() -> None:
 def test_server_sends_no_stateless_requests() -> None:
     server = server_session()
     with pytest.raises(LocalProtocolError):
-        server.send_request("roots/list", modern_version="2026-07-28")
+        server.send_request("roots/list", stateless_version="2026-07-28")
     assert server.outgoing() == []
 
 
@@ -930,7 +930,7 @@ def test_client_answers_a_server_request() -> None:
             id=rid,
             method="roots/list",
             params={},
-            era="legacy",
+            era="handshake",
             version="2025-11-25",
             client_capabilities=SERVER_CAPS,
             client_info=SERVER_INFO,
@@ -1018,7 +1018,7 @@ def test_modern_requests_declare_capabilities_in_their_2026_shape() -> None:
     client = Session(
         SessionConfig("client", capabilities={"roots": {"listChanged": True}, "tasks": {}, "elicitation": {"form": {}}})
     )
-    client.use_modern()
+    client.use_stateless()
     client.send_request("tools/list")
     (message,) = client.outgoing()
     assert message["params"]["_meta"][M.CLIENT_CAPABILITIES] == {"roots": {}, "elicitation": {"form": {}}}

@@ -18,9 +18,9 @@ from _session_helpers import (
     handshake,
     initialize_params,
     initialize_result,
-    modern_meta,
     request,
     server_session,
+    stateless_meta,
     wire,
 )
 from hypothesis import HealthCheck, given, settings
@@ -122,11 +122,11 @@ def prepare(action: SessionInput, role: str, rid: Any, variant: bool) -> Move | 
         return Move(s, lambda: s.receive_message(request(rid, method)), method)
     if action is In.SEND_STATELESS_REQUEST:
         if variant and role == "client":
-            s.use_modern()
+            s.use_stateless()
             return Move(s, lambda: s.send_request("tools/list"))
-        return Move(s, lambda: s.send_request("server/discover", modern_version="2026-07-28"))
+        return Move(s, lambda: s.send_request("server/discover", stateless_version="2026-07-28"))
     if action is In.RECV_STATELESS_REQUEST:
-        params = {"_meta": modern_meta(capabilities={})}
+        params = {"_meta": stateless_meta(capabilities={})}
         return Move(s, lambda: s.receive_message(request(rid, "tools/list", params)), "tools/list")
     if action is In.SEND_PING:
         return Move(s, lambda: s.send_request("ping"))

@@ -15,7 +15,7 @@ from backchannel.runtime.connection import Connection
 from backchannel.testing import Tap, connected, run
 from backchannel.transports.memory import MemoryTransport, memory_pair
 
-ERAS = ("legacy", "modern")
+ERAS = ("handshake", "stateless")
 
 
 class Wire(Tap):
@@ -29,7 +29,7 @@ class Wire(Tap):
 
 
 @contextlib.asynccontextmanager
-async def serving(server: Server, era: str = "legacy", **client_options: Any) -> AsyncIterator[tuple[Client, Wire]]:
+async def serving(server: Server, era: str = "handshake", **client_options: Any) -> AsyncIterator[tuple[Client, Wire]]:
     """A ``Client`` in ``era`` connected to ``server``; yields (client, wire)."""
     wire = Wire()
     client_options.setdefault("request_timeout", 30.0)
@@ -38,7 +38,7 @@ async def serving(server: Server, era: str = "legacy", **client_options: Any) ->
 
 
 async def connect(
-    server: Server, era: str = "legacy", **client_options: Any
+    server: Server, era: str = "handshake", **client_options: Any
 ) -> tuple[Client, Wire, Connection, Callable[[], Awaitable[None]]]:
     """A connected ``Client`` without a ``with`` block (for tests that hold several at once,
     or end one mid-test); ``await close()`` ends it. The server's ``Connection`` is made here,
@@ -92,7 +92,7 @@ class RawServer:
 
     async def serve_handshake(self, era: str) -> None:
         """Answer the client's ``initialize`` (legacy) or ``server/discover`` (modern)."""
-        if era == "legacy":
+        if era == "handshake":
             init = await self.next(lambda m: m.get("method") == "initialize")
             self.send(
                 {

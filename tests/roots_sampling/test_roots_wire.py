@@ -65,7 +65,7 @@ def test_rt01_rt17_legacy_list_roots_is_a_request_on_the_wire(tmp_path: Path) ->
     with a ``roots/list`` request on the connection and the tool gets typed roots."""
 
     async def body() -> None:
-        async with serving(roots_server(), "legacy", roots=[tmp_path]) as (client, wire):
+        async with serving(roots_server(), "handshake", roots=[tmp_path]) as (client, wire):
             init = next(m for m in wire.received if m.get("method") == "initialize")
             assert init["params"]["capabilities"]["roots"] == {"listChanged": True}
             found = where(await client.call_tool("where"))
@@ -87,7 +87,7 @@ def test_rt01_modern_list_roots_is_an_input_request_then_a_retry(tmp_path: Path)
     answer in ``inputResponses`` and ``requestState`` echoed byte for byte."""
 
     async def body() -> None:
-        async with serving(roots_server(), "modern", roots=[tmp_path]) as (client, wire):
+        async with serving(roots_server(), "stateless", roots=[tmp_path]) as (client, wire):
             found = where(await client.call_tool("where"))
             first, retry = wire.tool_calls_received("where")
             assert "roots" in first["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]
@@ -114,7 +114,7 @@ def test_one_request_asks_once_even_when_the_handler_asks_twice(era: str, tmp_pa
     async def body() -> None:
         async with serving(roots_server(), era, roots=[tmp_path]) as (client, wire):
             assert json.loads(text_of(await client.call_tool("twice"))) == [1, True, True]
-            if era == "legacy":
+            if era == "handshake":
                 assert len(wire.requests_written("roots/list")) == 1
             else:
                 assert len(input_required_results(wire)) == 1
@@ -134,7 +134,7 @@ def test_rt20_rt18_rt02_legacy_cache_until_list_changed(tmp_path: Path) -> None:
     b.mkdir()
 
     async def body() -> None:
-        async with serving(roots_server(), "legacy", roots=[a]) as (client, wire):
+        async with serving(roots_server(), "handshake", roots=[a]) as (client, wire):
             for _ in range(3):
                 assert [r["path"] for r in where(await client.call_tool("where"))["roots"]] == [str(a.resolve())]
             assert len(wire.requests_written("roots/list")) == 1
@@ -162,7 +162,7 @@ def test_rt20_an_answer_overtaken_by_list_changed_is_not_cached(tmp_path: Path) 
             client_ref[0].connection.notify("notifications/roots/list_changed")
             return [tmp_path]
 
-        client, wire, _conn, close = await connect(roots_server(), "legacy", roots=provider)
+        client, wire, _conn, close = await connect(roots_server(), "handshake", roots=provider)
         client_ref.append(client)
         try:
             await client.call_tool("where")
@@ -223,7 +223,7 @@ def test_rt20_modern_has_no_session_so_every_request_asks(tmp_path: Path) -> Non
     """RT-20 (Δ): the stateless era has no session to cache in; each request asks again."""
 
     async def body() -> None:
-        async with serving(roots_server(), "modern", roots=[tmp_path]) as (client, wire):
+        async with serving(roots_server(), "stateless", roots=[tmp_path]) as (client, wire):
             for _ in range(3):
                 await client.call_tool("where")
             assert len(input_required_results(wire)) == 3
@@ -254,7 +254,7 @@ def test_default_roots_default_to_the_working_directory() -> None:
     """Chapter 18.3.5: the default default is the working directory."""
 
     async def body() -> None:
-        async with serving(roots_server(), "legacy") as (client, _wire):
+        async with serving(roots_server(), "handshake") as (client, _wire):
             found = where(await client.call_tool("where"))
             assert found["from_client"] is False
             assert [r["path"] for r in found["roots"]] == [str(Path.cwd().resolve())]
@@ -275,9 +275,9 @@ def test_ctx_roots_before_list_roots() -> None:
             return f"LookupError: {exc}"
 
     async def body() -> None:
-        async with serving(server, "legacy") as (client, _wire):
+        async with serving(server, "handshake") as (client, _wire):
             assert text_of(await client.call_tool("peek")) == "False"
-        async with serving(server, "legacy", roots=["/tmp"]) as (client, _wire):
+        async with serving(server, "handshake", roots=["/tmp"]) as (client, _wire):
             assert text_of(await client.call_tool("peek")).startswith("LookupError")
 
     run(body)
@@ -365,7 +365,7 @@ def test_two_sessions_never_see_each_others_roots(era: str, tmp_path: Path) -> N
                 one, two = await asyncio.gather(first.call_tool("where"), second.call_tool("where"))
                 assert [r["path"] for r in where(one)["roots"]] == [str(a.resolve())]
                 assert [r["path"] for r in where(two)["roots"]] == [str(b.resolve())]
-            if era == "legacy":
+            if era == "handshake":
                 await first.set_roots([b])
                 await settle(first)
                 assert [r["path"] for r in where(await second.call_tool("where"))["roots"]] == [str(b.resolve())]
@@ -412,7 +412,7 @@ def test_rt13_consent_granted_asynchronously(tmp_path: Path) -> None:
         return True
 
     async def body() -> None:
-        async with serving(roots_server(), "modern", roots=[tmp_path], roots_consent=grant) as (client, _wire):
+        async with serving(roots_server(), "stateless", roots=[tmp_path], roots_consent=grant) as (client, _wire):
             await asyncio.gather(*(client.call_tool("where") for _ in range(3)))
             assert [r["path"] for r in where(await client.call_tool("where"))["roots"]] == [str(tmp_path)]
         assert calls == 1
@@ -428,7 +428,7 @@ def test_rt02_set_roots_sends_list_changed_only_when_the_set_changed(tmp_path: P
     b.mkdir()
 
     async def body() -> None:
-        async with serving(roots_server(), "legacy", roots=[a, b]) as (client, wire):
+        async with serving(roots_server(), "handshake", roots=[a, b]) as (client, wire):
             assert await client.set_roots([b, a]) is False
             assert await client.set_roots([str(a / ".." / "a"), b]) is False
             await settle(client)
@@ -445,7 +445,7 @@ def test_rt02_modern_set_roots_sends_nothing(tmp_path: Path) -> None:
     """RT-02 (Δ ✗): the stateless era has no ``list_changed``; the next request asks anew."""
 
     async def body() -> None:
-        async with serving(roots_server(), "modern", roots=[]) as (client, wire):
+        async with serving(roots_server(), "stateless", roots=[]) as (client, wire):
             assert where(await client.call_tool("where"))["roots"] == []
             assert await client.set_roots([tmp_path]) is True
             await settle(client)
@@ -457,7 +457,10 @@ def test_rt02_modern_set_roots_sends_nothing(tmp_path: Path) -> None:
 
 def test_set_roots_after_consent_refused_sends_nothing(tmp_path: Path) -> None:
     async def body() -> None:
-        async with serving(roots_server(), "legacy", roots=[tmp_path], roots_consent=lambda r: False) as (client, wire):
+        async with serving(roots_server(), "handshake", roots=[tmp_path], roots_consent=lambda r: False) as (
+            client,
+            wire,
+        ):
             await client.call_tool("where")
             assert await client.set_roots([tmp_path / "other"]) is True
             await settle(client)
@@ -500,7 +503,7 @@ def test_rt04_a_callable_provider_is_normalised_on_each_answer(tmp_path: Path) -
     current: list[Any] = [str(tmp_path / "a" / "..")]
 
     async def body() -> None:
-        async with serving(roots_server(), "modern", roots=lambda: current) as (client, _wire):
+        async with serving(roots_server(), "stateless", roots=lambda: current) as (client, _wire):
             assert [r["uri"] for r in where(await client.call_tool("where"))["roots"]] == [tmp_path.as_uri()]
             current[0] = "https://example.com"
             with pytest.raises(ValueError):
@@ -513,7 +516,7 @@ def test_rt05_a_client_without_roots_answers_method_not_found() -> None:
     """RT-05: a handshake-era ``roots/list`` to a client without roots gets -32601."""
 
     async def body() -> None:
-        async with raw_server("legacy") as (client, peer):
+        async with raw_server("handshake") as (client, peer):
             assert "roots" not in client.capabilities
             peer.send({"id": "s1", "method": "roots/list"})
             answer = await peer.next(lambda m: m.get("id") == "s1")
@@ -543,7 +546,7 @@ def test_rt03_set_roots_with_the_same_callable_tells_a_change(tmp_path: Path) ->
     current = [tmp_path / "a"]
 
     async def body() -> None:
-        async with serving(roots_server(), "legacy", roots=lambda: current) as (client, wire):
+        async with serving(roots_server(), "handshake", roots=lambda: current) as (client, wire):
             await client.call_tool("where")
             current[0] = tmp_path / "b"
             assert await client.set_roots(lambda: current) is True
@@ -564,7 +567,7 @@ def test_named_questions_in_the_stateless_era(tmp_path: Path) -> None:
         return len(await ctx.list_roots(key="client_roots"))
 
     async def body() -> None:
-        async with serving(server, "modern", roots=[tmp_path]) as (client, wire):
+        async with serving(server, "stateless", roots=[tmp_path]) as (client, wire):
             assert (await client.call_tool("named")).structured_content == {"result": 1}
             [irr] = input_required_results(wire)
             assert list(irr["result"]["inputRequests"]) == ["client_roots"]

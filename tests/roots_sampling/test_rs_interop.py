@@ -49,7 +49,7 @@ def test_rt01_rt02_roots_list_and_list_changed_with_server_everything(tmp_path: 
 
     async def body() -> None:
         async with asyncio.timeout(TIMEOUT), everything(roots=provider) as client:
-            assert client.era == "legacy"
+            assert client.era == "handshake"
             names = {tool.name for tool in await client.list_tools()}
             assert "get-roots-list" in names
             listed = text(await client.call_tool("get-roots-list"))

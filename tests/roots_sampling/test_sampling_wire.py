@@ -125,7 +125,7 @@ def test_legacy_sample_is_a_request_on_the_wire() -> None:
     seen: list[dict[str, Any]] = []
 
     async def body() -> None:
-        async with serving(sampling_server(), "legacy", sampling=echo_handler(seen)) as (client, wire):
+        async with serving(sampling_server(), "handshake", sampling=echo_handler(seen)) as (client, wire):
             init = next(m for m in wire.received if m.get("method") == "initialize")
             assert init["params"]["capabilities"]["sampling"] == {}
             result = await client.call_tool("ask", {"prompt": "Capital of France?"})
@@ -150,7 +150,7 @@ def test_modern_sample_is_an_input_request_then_a_retry() -> None:
     seen: list[dict[str, Any]] = []
 
     async def body() -> None:
-        async with serving(sampling_server(), "modern", sampling=echo_handler(seen)) as (client, wire):
+        async with serving(sampling_server(), "stateless", sampling=echo_handler(seen)) as (client, wire):
             result = await client.call_tool("ask", {"prompt": "Capital of France?"})
             assert text_of(result) == "test-model: echo Capital of France? (endTurn)"
             first, retry = wire.tool_calls_received("ask")
@@ -245,7 +245,7 @@ def test_the_tool_loop_with_sampling_tools(era: str) -> None:
             assert client.capabilities["sampling"] == {"tools": {}}
             assert text_of(await client.call_tool("weather")) == "Paris: 18°C"
             assert len(seen) == 2
-            if era == "modern":
+            if era == "stateless":
                 assert len(wire.tool_calls_received("weather")) == 3  # two input rounds, then complete
 
     run(body)
@@ -322,7 +322,7 @@ def test_server_rejects_a_malformed_answer_in_the_retry() -> None:
     JSON-RPC error (-32602), not a crash (a hand-made retry: our client would not send it)."""
 
     async def body() -> None:
-        async with serving(sampling_server(), "modern", sampling=echo_handler([])) as (client, _wire):
+        async with serving(sampling_server(), "stateless", sampling=echo_handler([])) as (client, _wire):
             params = {"name": "ask", "arguments": {"prompt": "x"}}
             irr = await client.connection.request("tools/call", params)
             [key] = irr["inputRequests"]
@@ -364,7 +364,7 @@ def test_client_rejects_a_malformed_request_with_invalid_params() -> None:
     seen: list[dict[str, Any]] = []
 
     async def body() -> None:
-        async with raw_server("legacy", sampling=echo_handler(seen)) as (_client, peer):
+        async with raw_server("handshake", sampling=echo_handler(seen)) as (_client, peer):
             for index, params in enumerate(BAD_REQUESTS.values()):
                 peer.send({"id": f"s{index}", "method": "sampling/createMessage", "params": params})
                 answer = await peer.next(lambda m, i=index: m.get("id") == f"s{i}")
@@ -376,7 +376,7 @@ def test_client_rejects_a_malformed_request_with_invalid_params() -> None:
 
 def test_client_without_sampling_tools_rejects_tools() -> None:
     async def body() -> None:
-        async with raw_server("legacy", sampling=echo_handler([])) as (_client, peer):
+        async with raw_server("handshake", sampling=echo_handler([])) as (_client, peer):
             params = {
                 "messages": [{"role": "user", "content": {"type": "text", "text": "x"}}],
                 "maxTokens": 5,
@@ -400,7 +400,7 @@ def test_client_rejects_a_malformed_request_in_modern_locally(era: str) -> None:
             with pytest.raises((InvalidParams, RequestError)) as caught:
                 await client.call_tool("raw", {"params": bad})
             assert caught.value.code == INVALID_PARAMS
-            if era == "modern":
+            if era == "stateless":
                 assert len(wire.tool_calls_received("raw")) == 1
             else:
                 [request] = wire.requests_written("sampling/createMessage")
@@ -433,7 +433,7 @@ def test_a_bad_handler_result_is_caught_before_it_leaves(era: str, case: str, ca
 
     async def body() -> None:
         async with serving(sampling_server(), era, sampling=lambda params: BAD_RESULTS[case]) as (client, wire):
-            if era == "legacy":
+            if era == "handshake":
                 with pytest.raises(RequestError):
                     await client.call_tool("ask", {"prompt": "x"})
                 [request] = wire.requests_written("sampling/createMessage")
@@ -494,7 +494,7 @@ def test_named_sampling_question_in_the_stateless_era() -> None:
         return (await ctx.sample("q", max_tokens=5, key="capital_question")).model
 
     async def body() -> None:
-        async with serving(server, "modern", sampling=echo_handler([])) as (client, wire):
+        async with serving(server, "stateless", sampling=echo_handler([])) as (client, wire):
             assert text_of(await client.call_tool("named")) == "test-model"
             [_first, retry] = wire.tool_calls_received("named")
             assert list(retry["params"]["inputResponses"]) == ["capital_question"]

@@ -8,74 +8,28 @@ test runs under ``asyncio.run`` with an overall bound; waits are on events.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 from collections import defaultdict
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
+from _serving import Wire, serving, settle
 from backchannel.client import Client
-from backchannel.protocol.events import Outgoing, ProgressReceived
+from backchannel.protocol.events import ProgressReceived
 from backchannel.runtime.connection import Connection
 from backchannel.server import Context, Server
 from backchannel.testing import run as kit_run
-from backchannel.transports.base import Transport, wire_messages
 from backchannel.transports.memory import MemoryTransport, memory_pair
 from backchannel.types.content import TextContent
 from backchannel.types.errors import ConnectionClosed, RequestError, RequestTimeout, ToolError
 
 BOUND = 10.0  # seconds: no test may take longer, whatever goes wrong
-ERAS = ["legacy", "modern"]
+ERAS = ["handshake", "stateless"]
 
 
 run = functools.partial(kit_run, timeout=BOUND)
-
-
-class Recording(Transport):
-    """A transport that remembers every message it carried, as the wire would show it."""
-
-    def __init__(self, inner: Transport) -> None:
-        self.inner = inner
-        self.received: list[Any] = []
-        self.written: list[dict[str, Any]] = []
-
-    async def receive(self) -> list[Any] | None:
-        batch = await self.inner.receive()
-        if batch:
-            self.received.extend(batch)
-        return batch
-
-    def write(self, items: list[Outgoing]) -> None:
-        self.inner.write(items)
-        self.written.extend(wire_messages(items))
-
-    async def drain(self) -> None:
-        await self.inner.drain()
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def request_id(self, tool: str, key: str) -> int | str:
-        """The id the client gave to ``tools/call`` of ``tool`` with ``key``."""
-        for message in self.received:
-            params = message.get("params") or {}
-            if (
-                message.get("method") == "tools/call"
-                and params.get("name") == tool
-                and (params.get("arguments") or {}).get("key") == key
-            ):
-                request_id: int | str = message["id"]
-                return request_id
-        raise AssertionError(f"the server never received tools/call {tool} {key}")
-
-    def cancellations(self) -> list[int | str]:
-        return [m["params"]["requestId"] for m in self.received if m.get("method") == "notifications/cancelled"]
-
-    def answers_to(self, request_id: int | str) -> list[dict[str, Any]]:
-        return [m for m in self.written if "method" not in m and m.get("id") == request_id]
 
 
 @dataclass
@@ -138,28 +92,6 @@ def make_server() -> tuple[Server, Probe]:
     return server, probe
 
 
-@contextlib.asynccontextmanager
-async def serving(
-    server: Server, era: str = "auto", request_timeout: float | None = 60.0
-) -> AsyncIterator[tuple[Client, Connection, Recording]]:
-    client_side, server_side = memory_pair()
-    wire = Recording(server_side)
-    connection = server.connect(wire)
-    runner = asyncio.create_task(connection.run())
-    try:
-        async with Client(client_side, era=era, request_timeout=request_timeout) as client:  # type: ignore[arg-type]
-            yield client, connection, wire
-    finally:
-        await wire.close()
-        await runner
-
-
-async def settle(client: Client) -> None:
-    """Two round trips: whatever the server had to do about earlier messages is done."""
-    await client.list_tools()  # not ping: the stateless era has none
-    await client.list_tools()
-
-
 def assert_tables_empty(client: Client, connection: Connection) -> None:
     for side in (client.connection, connection):
         assert side.active_handlers == 0
@@ -206,7 +138,7 @@ def test_client_request_timeout_is_the_default() -> None:
     server, probe = make_server()
 
     async def main() -> None:
-        async with serving(server, "legacy", request_timeout=0.2) as (client, _, wire):
+        async with serving(server, "handshake", request_timeout=0.2) as (client, _, wire):
             with pytest.raises(RequestTimeout):
                 await client.call_tool("block", {"key": "d"})
             await probe.stopped["d"].wait()
@@ -246,7 +178,7 @@ def test_no_response_for_a_cancelled_request_even_when_the_handler_returns() -> 
     server, probe = make_server()
 
     async def main() -> None:
-        async with serving(server, "legacy") as (client, connection, wire):
+        async with serving(server, "handshake") as (client, connection, wire):
             task = asyncio.create_task(client.call_tool("stubborn", {"key": "s"}))
             await probe.started["s"].wait()
             task.cancel()
@@ -299,7 +231,7 @@ def test_late_response_is_dropped() -> None:
 
     async def main() -> None:
         peer_task = asyncio.create_task(fake_server(peer))
-        async with Client(client_side, era="legacy") as client:
+        async with Client(client_side, era="handshake") as client:
             task = asyncio.create_task(client.call_tool("hold", {}))
             await got_call.wait()
             task.cancel()
@@ -324,7 +256,7 @@ def test_tables_are_empty_after_200_cancelled_calls() -> None:
     server, probe = make_server()
 
     async def main() -> None:
-        async with serving(server, "legacy") as (client, connection, wire):
+        async with serving(server, "handshake") as (client, connection, wire):
             for i in range(200):
                 key = f"k{i}"
                 mode = i % 4
@@ -357,7 +289,7 @@ def test_request_and_its_cancellation_in_one_read() -> None:
 
     async def main() -> None:
         client_side, server_side = memory_pair()
-        wire = Recording(server_side)
+        wire = Wire(server_side)
         connection = server.connect(wire)
         runner = asyncio.create_task(connection.run())
         initialize = {
@@ -417,7 +349,7 @@ def test_tool_error_and_crash_cross_the_wire_in_one_shape_each(caplog: pytest.Lo
     server, _ = make_server()
 
     async def main() -> None:
-        async with serving(server, "legacy") as (client, _, wire):
+        async with serving(server, "handshake") as (client, _, wire):
             failed = await client.call_tool("fails", {})
             assert failed.is_error is True
             assert text(failed) == "a reason the model should read"
@@ -438,7 +370,7 @@ def test_connection_loss_fails_pending_requests_at_once() -> None:
     server, probe = make_server()
 
     async def main() -> None:
-        async with serving(server, "legacy") as (client, connection, wire):
+        async with serving(server, "handshake") as (client, connection, wire):
             pending = [asyncio.create_task(client.call_tool("block", {"key": f"p{i}"})) for i in range(3)]
             for i in range(3):
                 await probe.started[f"p{i}"].wait()

@@ -17,7 +17,7 @@ from backchannel.transports.base import Transport
 from backchannel.transports.memory import memory_pair
 from backchannel.types import meta as M
 
-ERAS = ("legacy", "modern")
+ERAS = ("handshake", "stateless")
 MODERN = "2026-07-28"
 run = kit.run
 
@@ -50,7 +50,7 @@ class Recorder(kit.Tap):
 @contextlib.asynccontextmanager
 async def connected(
     server: Server,
-    era: str = "legacy",
+    era: str = "handshake",
     *,
     capabilities: dict[str, Any] | None = None,
     name: str = "tester",

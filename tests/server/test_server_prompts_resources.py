@@ -219,8 +219,8 @@ def test_unknown_resource_code_depends_on_the_era() -> None:
                 await client.read_resource("res://nothing")
             return caught.value
 
-    legacy = run(lambda: body("legacy"))
-    modern = run(lambda: body("modern"))
+    legacy = run(lambda: body("handshake"))
+    modern = run(lambda: body("stateless"))
     assert legacy.code == -32002
     assert modern.code == -32602
     assert legacy.data == modern.data == {"uri": "res://nothing"}

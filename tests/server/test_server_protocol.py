@@ -88,12 +88,12 @@ def test_list_results_carry_cache_hints_only_in_the_modern_era() -> None:
             await client.read_resource("res://a")
             return wire.results()[-5:]
 
-    for result in run(lambda: body("modern")):
+    for result in run(lambda: body("stateless")):
         assert result["ttlMs"] == (0 if "contents" in result else 60_000)
         assert result["cacheScope"] == "private"
         assert result["resultType"] == "complete"
         assert result["_meta"][M.SERVER_INFO] == {"name": "paged", "version": "0.1.0"}
-    for result in run(lambda: body("legacy")):
+    for result in run(lambda: body("handshake")):
         assert not {"ttlMs", "cacheScope", "resultType"} & set(result), result
 
 
@@ -130,7 +130,7 @@ def test_list_changed_reaches_a_legacy_client() -> None:
     server.add_tool(lambda: "x", name="first")
 
     async def body() -> list[dict[str, Any]]:
-        async with connected(server, "legacy") as (client, wire):
+        async with connected(server, "handshake") as (client, wire):
             assert client.server_capabilities["tools"] == {"listChanged": True}
             await client.ping()  # the server has now seen notifications/initialized
             server.add_tool(lambda: "y", name="second")
@@ -160,7 +160,7 @@ def test_list_changed_is_not_pushed_to_a_modern_client() -> None:
     server.add_tool(lambda: "x", name="first")
 
     async def body() -> list[dict[str, Any]]:
-        async with connected(server, "modern") as (client, wire):
+        async with connected(server, "stateless") as (client, wire):
             await client.list_tools()
             server.add_tool(lambda: "y", name="second")
             assert [tool.name for tool in await client.list_tools()] == ["first", "second"]
@@ -272,7 +272,7 @@ def test_a_client_limited_to_an_older_version_gets_it(version: str) -> None:
             return client.era, client.protocol_version, wire.received[0]
 
     era, protocol_version, first = run(body)
-    assert (era, protocol_version) == ("legacy", version)
+    assert (era, protocol_version) == ("handshake", version)
     assert first["result"]["protocolVersion"] == version
 
 
@@ -304,8 +304,8 @@ def test_resource_updated_reaches_only_the_subscriber() -> None:
 
     async def body() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         async with (
-            connected(server, "legacy", name="subscriber") as (alice, alice_wire),
-            connected(server, "legacy", name="bystander") as (bob, bob_wire),
+            connected(server, "handshake", name="subscriber") as (alice, alice_wire),
+            connected(server, "handshake", name="bystander") as (bob, bob_wire),
         ):
             assert await alice.request("resources/subscribe", {"uri": "res://watched"}) == {}
             server.notify_resource_updated("res://other")
@@ -351,7 +351,7 @@ def context_server() -> Server:
     return server
 
 
-@pytest.mark.parametrize(("era", "version"), [("legacy", "2025-11-25"), ("modern", MODERN)])
+@pytest.mark.parametrize(("era", "version"), [("handshake", "2025-11-25"), ("stateless", MODERN)])
 @pytest.mark.parametrize("elicitation", [{"url": {}}, {}])
 def test_context_sees_the_client(era: str, version: str, elicitation: dict[str, Any]) -> None:
     capabilities = {"elicitation": elicitation}
@@ -400,7 +400,7 @@ def test_modern_log_messages_need_a_log_level_in_the_request() -> None:
 
 def test_modern_log_level_through_the_client() -> None:
     async def body() -> list[dict[str, Any]]:
-        async with connected(context_server(), "modern") as (client, wire):
+        async with connected(context_server(), "stateless") as (client, wire):
             await client.connection.request("tools/call", {"name": "chatty", "_meta": {M.LOG_LEVEL: "debug"}})
             return wire.received
 
@@ -410,7 +410,7 @@ def test_modern_log_level_through_the_client() -> None:
 def test_legacy_log_messages_follow_set_level() -> None:
     async def body(server: Server) -> list[list[str]]:
         levels = []
-        async with connected(server, "legacy") as (client, wire):
+        async with connected(server, "handshake") as (client, wire):
             for level in (None, "error", "debug"):
                 if level is not None:
                     await client.request("logging/setLevel", {"level": level})

@@ -31,7 +31,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "wire_server.py"
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 WAIT = 10.0  # seconds: a bound on every read, never a pause
-ERAS = ("legacy", "modern")
+ERAS = ("handshake", "stateless")
 ACCEPT = "application/json, text/event-stream"
 
 # (arguments of add(a: int, b: int), the text of the isError result)
@@ -60,7 +60,7 @@ PROTOCOL_ERRORS = [
 
 
 def envelope(era: str, params: dict[str, Any]) -> dict[str, Any]:
-    if era == "legacy":
+    if era == "handshake":
         return params
     meta = {
         M.PROTOCOL_VERSION: MODERN,
@@ -80,7 +80,7 @@ def assert_refused(answer: dict[str, Any], text: str, era: str) -> None:
     assert result["isError"] is True
     assert result["content"] == [{"type": "text", "text": text}]
     assert "structuredContent" not in result
-    if era == "modern":
+    if era == "stateless":
         assert result["resultType"] == "complete"
 
 
@@ -150,7 +150,7 @@ def stdio() -> Iterator[StdioServer]:
 
 
 def stdio_ready(stdio: StdioServer, era: str) -> None:
-    if era == "legacy":
+    if era == "handshake":
         init = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "wire-test", "version": "0"}}
         stdio.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
         assert "result" in stdio.answers(1)[0]
@@ -205,7 +205,7 @@ def http_server() -> Server:
 
 async def http_answer(client: httpx.AsyncClient, era: str, message: dict[str, Any], session: str | None) -> Any:
     headers = {"accept": ACCEPT, "content-type": "application/json"}
-    if era == "legacy":
+    if era == "handshake":
         headers["mcp-protocol-version"] = LEGACY
         if session is not None:
             headers["mcp-session-id"] = session
@@ -225,11 +225,11 @@ async def http_answer(client: httpx.AsyncClient, era: str, message: dict[str, An
 async def http_session(client: httpx.AsyncClient) -> str:
     init = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "wire-test", "version": "0"}}
     answer, response = await http_answer(
-        client, "legacy", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}, None
+        client, "handshake", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}, None
     )
     assert "result" in answer
     session: str = response.headers["mcp-session-id"]
-    await http_answer(client, "legacy", {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    await http_answer(client, "handshake", {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
     return session
 
 
@@ -241,7 +241,7 @@ def test_http_validation_failures_are_results_with_is_error(era: str) -> None:
         transport = httpx.ASGITransport(app=app)
         try:
             async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=WAIT) as client:
-                session = await http_session(client) if era == "legacy" else None
+                session = await http_session(client) if era == "handshake" else None
                 cases = [("add", arguments, text) for arguments, text in REFUSED_ADD]
                 cases += [("slow", arguments, text) for arguments, text in REFUSED_SLOW]
                 for i, (name, arguments, text) in enumerate(cases):

@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 import pytest
@@ -32,6 +32,7 @@ from backchannel.protocol.events import CancelIntent, NotificationReceived, Prog
 from backchannel.runtime.connection import Connection
 from backchannel.server import Server
 from backchannel.server.context import Context
+from backchannel.testing import free_port
 from backchannel.testing import run as kit_run
 from backchannel.transports.base import TransportBroken
 from backchannel.transports.http.client import HttpClientTransport
@@ -162,6 +163,18 @@ def only_answer(messages: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------- SSE framing
+
+
+async def hang(started: asyncio.Event, cancelled: asyncio.Event) -> NoReturn:
+    """Work that never ends: sets ``started``, then waits until its task is cancelled and sets
+    ``cancelled`` on the way out, so the test knows the cancellation reached this far."""
+    started.set()
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        cancelled.set()
+        raise
+    raise AssertionError("unreachable")
 
 
 def test_sse_events_split_across_chunks_arrive_whole_and_in_order() -> None:
@@ -315,10 +328,7 @@ def test_404_on_a_session_request_says_the_session_expired() -> None:
 def test_connection_refused_ends_the_transport_with_the_url() -> None:
     """Nothing listens: no request can succeed, so the transport ends (the connection then
     fails every pending call with ``ConnectionClosed``) and refuses further writes."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]  # closed again: nothing listens there
-    url = f"http://127.0.0.1:{port}/mcp"
+    url = f"http://127.0.0.1:{free_port()}/mcp"  # the port is free: nothing listens there
 
     async def main() -> None:
         transport = HttpClientTransport(url)
@@ -432,13 +442,7 @@ def test_stateless_cancel_closes_the_response_and_posts_nothing() -> None:
     started, cancelled = asyncio.Event(), asyncio.Event()
 
     async def respond(seen: Seen) -> Reply:
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        raise AssertionError("unreachable")
+        return await hang(started, cancelled)
 
     async def main() -> None:
         endpoint = Endpoint(respond)
@@ -460,13 +464,7 @@ def test_handshake_cancel_posts_notifications_cancelled_then_drops_the_stream() 
             return Reply(200)
         if seen.body.get("method") == "notifications/cancelled":
             return Reply(202)
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        raise AssertionError("unreachable")
+        return await hang(started, cancelled)
 
     async def main() -> None:
         endpoint = Endpoint(respond)
@@ -610,7 +608,7 @@ def test_auto_falls_back_to_initialize_when_the_probe_is_not_understood(probe_re
         endpoint = legacy_only_endpoint(probe_reply)
         http = httpx.AsyncClient(transport=httpx.ASGITransport(endpoint), base_url="http://127.0.0.1")
         async with http, Client.http(URL, httpx_client=http, era="auto") as client:
-            assert client.era == "legacy"
+            assert client.era == "handshake"
             assert [tool.name for tool in await client.list_tools()] == ["t"]
         methods = [s.body.get("method", s.method) for s in endpoint.seen]
         assert methods[:3] == ["server/discover", "initialize", "notifications/initialized"]
@@ -654,21 +652,21 @@ def text_of(result: Any) -> str:
     return content.text
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern", "auto"])
+@pytest.mark.parametrize("era", ["handshake", "stateless", "auto"])
 def test_end_to_end_list_and_call_with_progress(era: str) -> None:
     async def main() -> None:
         app = e2e_server().http_app(sse_after=0.01)
         http = httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://127.0.0.1")
         progress: list[ProgressReceived] = []
         async with http, Client.http(URL, httpx_client=http, era=era) as client:
-            assert client.era == ("legacy" if era == "legacy" else "modern")
+            assert client.era == ("handshake" if era == "handshake" else "stateless")
             assert {tool.name for tool in await client.list_tools()} == {"slow", "routed"}
             called = await client.call_tool("slow", {}, on_progress=progress.append)
             assert text_of(called) == "done"
             # The app refuses a stateless call whose Mcp-Param-Region is missing or wrong (400, -32020).
             routed = await client.call_tool("routed", {"region": "eu \u00e9", "note": "x"})
             assert "eu \u00e9:x" in text_of(routed)
-            if era == "legacy":
+            if era == "handshake":
                 assert len(app.sessions.sessions) == 1
         assert [(p.progress, p.message) for p in progress] == [(1, "one"), (2, "two")]
         assert app.sessions.sessions == {}  # closing the client DELETEd the session
@@ -702,7 +700,7 @@ def test_end_to_end_server_closes_the_stream_and_the_client_polls_it_back() -> N
 
         http = httpx.AsyncClient(transport=httpx.ASGITransport(recording), base_url="http://127.0.0.1")
         progress: list[ProgressReceived] = []
-        async with http, Client.http(URL, httpx_client=http, era="legacy") as client:
+        async with http, Client.http(URL, httpx_client=http, era="handshake") as client:
             assert text_of(await client.call_tool("polled", {}, on_progress=progress.append)) == "polled"
         assert [p.message for p in progress] == ["before", "after"]
         assert len(resumed) == 1
@@ -736,7 +734,7 @@ async def served(app: Any) -> AsyncIterator[str]:
         sock.close()
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_cancelling_a_call_cancels_the_handler(era: str) -> None:
     """Stateless era: the transport closes the response; handshake era: notifications/cancelled."""
     server = Server("cancel-e2e")
@@ -744,13 +742,7 @@ def test_cancelling_a_call_cancels_the_handler(era: str) -> None:
 
     @server.tool()
     async def forever() -> str:
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        return "unreachable"
+        return await hang(started, cancelled)
 
     async def main() -> None:
         app = server.http_app()
@@ -798,7 +790,7 @@ def test_get_stream_carries_messages_that_belong_to_no_request() -> None:
             await app(scope, receive, sending)
 
         async with served(watching_get) as url:
-            async with Watching.http(url, era="legacy") as client:
+            async with Watching.http(url, era="handshake") as client:
                 assert isinstance(client, Watching)
                 await listening.wait()
                 server.add_tool(lambda: "2", name="second")

@@ -26,14 +26,14 @@ from backchannel.testing import (
 
 
 @pytest.mark.parametrize("check", list(TRANSPORT_CHECKS))
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_battery(kind: TransportKind, era: str, check: str) -> None:
     maker = functools.partial(open_link, transport=kind)
     run(lambda: check_transport(maker, eras=(era,), checks=(check,)), timeout=30)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern", "auto"])
+@pytest.mark.parametrize("era", ["handshake", "stateless", "auto"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_connected_speaks_each_era_over_each_transport(kind: TransportKind, era: str) -> None:
     server = Server("kit", "1.0")
@@ -44,7 +44,7 @@ def test_connected_speaks_each_era_over_each_transport(kind: TransportKind, era:
 
     async def main() -> None:
         async with connected(server, era, kind) as client:  # type: ignore[arg-type]
-            assert client.era == ("modern" if era == "auto" else era)
+            assert client.era == ("stateless" if era == "auto" else era)
             result = await client.call_tool("add", {"a": 2, "b": 3})
             assert result.content[0].text == "5"  # type: ignore[union-attr]
 
@@ -57,7 +57,7 @@ def test_tap_records_both_directions() -> None:
     tap = Tap()
 
     async def main() -> None:
-        async with connected(server, "legacy", wrap_server=tap.around) as client:
+        async with connected(server, "handshake", wrap_server=tap.around) as client:
             await client.call_tool("echo", {"text": "hi"})
 
     run(main)

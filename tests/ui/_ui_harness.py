@@ -73,7 +73,7 @@ class Driven:
 @contextlib.asynccontextmanager
 async def driven(
     server: Server,
-    era: str = "legacy",
+    era: str = "handshake",
     *,
     answers: Iterable[str | BaseException] = (),
     save_dir: Path | None = None,

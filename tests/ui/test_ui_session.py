@@ -17,7 +17,7 @@ from backchannel.ui import Cancelled, Question, TerminalSession, scripted
 from backchannel.ui.completion import argument_completer, partial_template
 from backchannel.ui.terminal import _QuestionCompleter
 
-ERAS = ["legacy", "modern"]
+ERAS = ["handshake", "stateless"]
 PNG = b"\x89PNG\r\n\x1a\n not really a png"
 
 
@@ -57,7 +57,7 @@ def test_lists_and_calls_on_the_demo_server(era: str) -> None:
 
 def test_progress_is_shown_on_a_plain_console() -> None:
     async def main() -> None:
-        async with driven(demo_server(), "legacy") as ui:
+        async with driven(demo_server(), "handshake") as ui:
             out = await ui.do("call slow_count to=3")
             assert "slow_count 1/3: counted 1" in out
             assert "slow_count 3/3: counted 3" in out
@@ -68,7 +68,7 @@ def test_progress_is_shown_on_a_plain_console() -> None:
 
 def test_progress_is_a_bar_on_a_terminal() -> None:
     async def main() -> None:
-        async with driven(demo_server(), "legacy") as ui:
+        async with driven(demo_server(), "handshake") as ui:
             ui.session.console = console = captured_console()
             console._force_terminal = True  # a terminal: rich draws live bars
             ui.session.renderer.console = ui.session.progress.console = console
@@ -97,7 +97,7 @@ def test_an_elicitation_is_rendered_as_a_form_and_answered(era: str) -> None:
 
 def test_declining_and_cancelling_a_form_reach_the_server() -> None:
     async def main() -> None:
-        async with driven(ui_server(), "modern") as ui:
+        async with driven(ui_server(), "stateless") as ui:
             out = await ui.do("call confirm", "yes", "d")
             assert "confirm decline None" in out
             out = await ui.do("call confirm", Cancelled())
@@ -112,7 +112,7 @@ def test_declining_and_cancelling_a_form_reach_the_server() -> None:
 
 def test_images_are_saved_and_their_path_shown(tmp_path: Path) -> None:
     async def main() -> str:
-        async with driven(ui_server(), "legacy", save_dir=tmp_path) as ui:
+        async with driven(ui_server(), "handshake", save_dir=tmp_path) as ui:
             return await ui.do("call picture")
 
     out = run(main())
@@ -177,7 +177,7 @@ def test_ctrl_c_cancels_the_running_call_and_the_session_goes_on(era: str) -> No
 
 def test_roots_are_offered_to_the_server(tmp_path: Path) -> None:
     async def main() -> None:
-        async with driven(ui_server(), "legacy", roots=[str(tmp_path)]) as ui:
+        async with driven(ui_server(), "handshake", roots=[str(tmp_path)]) as ui:
             out = await ui.do("roots")
             assert tmp_path.as_uri() in out
             out = await ui.do("call roots")
@@ -188,7 +188,7 @@ def test_roots_are_offered_to_the_server(tmp_path: Path) -> None:
 
 def test_mistakes_are_explained_and_the_session_goes_on() -> None:
     async def main() -> None:
-        async with driven(demo_server(), "legacy") as ui:
+        async with driven(demo_server(), "handshake") as ui:
             assert "no tool named 'nope' (tools: add, weather, slow_count, deploy_to_production)" in await ui.do(
                 "call nope"
             )
@@ -204,7 +204,7 @@ def test_mistakes_are_explained_and_the_session_goes_on() -> None:
 
 def test_the_connection_ending_ends_the_session() -> None:
     async def main() -> None:
-        async with driven(demo_server(), "legacy") as ui:
+        async with driven(demo_server(), "handshake") as ui:
             await ui.session._client().aclose()
             assert await ui.session.execute("tools") is False
             assert "closed" in ui.output
@@ -272,7 +272,7 @@ def test_roots_are_added_and_removed_at_run_time(era: str, tmp_path: Path) -> No
         async with driven(ui_server(), era, roots=[str(first)]) as ui:
             assert first.as_uri() in await ui.do("call roots")  # (the handshake era caches them now)
             out = await ui.do(f"roots add {second}")
-            told = "the server was told they changed" if era == "legacy" else "the server sees them"
+            told = "the server was told they changed" if era == "handshake" else "the server sees them"
             assert "Roots changed: now 2 roots" in out and told in out and second.as_uri() in out
             out = await ui.do("call roots")
             assert first.as_uri() in out and second.as_uri() in out
@@ -291,7 +291,7 @@ def test_roots_are_added_and_removed_at_run_time(era: str, tmp_path: Path) -> No
 
 def test_a_session_without_roots_can_add_one(tmp_path: Path) -> None:
     async def main() -> None:
-        async with driven(ui_server(), "legacy") as ui:
+        async with driven(ui_server(), "handshake") as ui:
             assert "No roots are offered" in await ui.do("roots")
             assert "[]" in await ui.do("call roots")  # declared, with none yet
             await ui.do(f"roots add {tmp_path}")
@@ -360,7 +360,7 @@ def test_a_url_request_is_consented_then_waited_for(era: str) -> None:
             assert "uitest asks you to open a link." in out and "Site: auth.example.com" in out
             assert "Opened in your browser; finish there." in out
             assert "Waiting for the browser step (Ctrl-C cancels) ..." in out
-            assert ("The browser step is done." in out) == (era == "legacy")  # only that era notifies
+            assert ("The browser step is done." in out) == (era == "handshake")  # only that era notifies
             assert "link accept" in out
             assert opened and opened[0].startswith("https://auth.example.com/connect/")
             out = await ui.do("call link after=5", "n")
@@ -371,7 +371,7 @@ def test_a_url_request_is_consented_then_waited_for(era: str) -> None:
 
 def test_with_no_browser_the_link_is_printed() -> None:
     async def main() -> None:
-        async with driven(ui_server(), "legacy", opener=None) as ui:
+        async with driven(ui_server(), "handshake", opener=None) as ui:
             out = await ui.do("call link after=0.2", "yes")
             assert "Open this link in your browser: https://auth.example.com/connect/" in out
             assert "link accept" in out
@@ -381,7 +381,7 @@ def test_with_no_browser_the_link_is_printed() -> None:
 
 def test_the_browser_wait_is_a_spinner_on_a_terminal() -> None:
     async def main() -> None:
-        async with driven(ui_server(), "legacy", opener=None) as ui:
+        async with driven(ui_server(), "handshake", opener=None) as ui:
             ui.session.console = console = captured_console()
             console._force_terminal = True
             ui.session.renderer.console = ui.session.forms.console = ui.session.link_consent.console = console

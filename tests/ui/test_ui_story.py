@@ -111,7 +111,7 @@ def test_the_deploy_story(terms: list[Term], tmp_path: Path) -> None:  # noqa: F
     check_readme_transcript(child.screen)
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_the_deploy_story_in_process(era: str, tmp_path: Path) -> None:
     shop = workspace(tmp_path)
 
@@ -143,7 +143,7 @@ def test_without_the_example_extras_the_story_says_what_to_install(monkeypatch: 
     monkeypatch.setitem(sys.modules, "github_connect", None)  # as if authlib or starlette were missing
 
     async def main() -> str:
-        async with driven(demo_server(), "legacy") as ui:
+        async with driven(demo_server(), "handshake") as ui:
             return await ui.do("call deploy_to_production", "x", "<default>", "a")
 
     out = run(main())

@@ -288,7 +288,7 @@ def test_demo_finds_its_server_or_says_why_not(
 
 
 def test_url_consent_refused_then_accepted_and_waited_for(terms: list[Term]) -> None:
-    child = start(terms, "connect", "--no-browser", "--era", "legacy", sys.executable, str(UI_SERVER))
+    child = start(terms, "connect", "--no-browser", "--era", "handshake", sys.executable, str(UI_SERVER))
     child.expect("uitest>")
     child.sendline("call link after=3")
     child.expect("uitest asks you to open a link.")

@@ -170,7 +170,7 @@ def call(name: str, request_id: int | str, arguments: Any = None, **extra: Any) 
     return request("tools/call", request_id, params)
 
 
-def modern_meta(version: str = MODERN) -> dict[str, Any]:
+def stateless_meta(version: str = MODERN) -> dict[str, Any]:
     return {
         "io.modelcontextprotocol/protocolVersion": version,
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -374,24 +374,24 @@ def test_initialized_pipelined_behind_initialize_still_gets_the_answer(fresh: Wi
 
 def test_stateless_request_with_unsupported_version(fresh: WireServer) -> None:
     """LC-10 (2026-07-28): an unsupported per-request version gets -32022 listing what we speak."""
-    fresh.send(request("tools/list", 1, {"_meta": modern_meta("2099-01-01")}))
+    fresh.send(request("tools/list", 1, {"_meta": stateless_meta("2099-01-01")}))
     error = fresh.error(1)
     assert error["code"] == -32022
     assert MODERN in error["data"]["supported"]
     assert error["data"]["requested"] == "2099-01-01"
-    fresh.send(request("tools/list", 2, {"_meta": modern_meta(LEGACY)}))  # a handshake-era version
+    fresh.send(request("tools/list", 2, {"_meta": stateless_meta(LEGACY)}))  # a handshake-era version
     assert fresh.error(2)["code"] == -32022
-    fresh.assert_alive(**modern_meta())
+    fresh.assert_alive(**stateless_meta())
 
 
 def test_stateless_request_without_capabilities_names_the_field(fresh: WireServer) -> None:
-    meta = modern_meta()
+    meta = stateless_meta()
     del meta["io.modelcontextprotocol/clientCapabilities"]
     fresh.send(request("tools/list", 1, {"_meta": meta}))
     error = fresh.error(1)
     assert error["code"] == -32602
     assert "clientCapabilities" in error["message"]
-    fresh.assert_alive(**modern_meta())
+    fresh.assert_alive(**stateless_meta())
 
 
 # ------------------------------------------------------------- request ids

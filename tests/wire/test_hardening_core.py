@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_bad_input import WireServer, call, modern_meta, request, text_of
+from test_bad_input import WireServer, call, request, stateless_meta, text_of
 
 from backchannel.framing.codec import MAX_NESTING_DEPTH, decode_json, encode_messages, nesting_exceeds
 from backchannel.types.errors import MAX_MESSAGE_CHARS, ParseError
@@ -109,38 +109,38 @@ EVERY_WRONG_TYPE: list[Any] = [[], {}, ["debug"], {"level": "debug"}, 1, 1.5, Tr
 
 @pytest.mark.parametrize("value", EVERY_WRONG_TYPE, ids=repr)
 def test_log_level_of_every_wrong_json_type_is_invalid_params(fresh: WireServer, value: Any) -> None:
-    fresh.send(request("tools/list", 1, {"_meta": {**modern_meta(), LOG_LEVEL: value}}))
+    fresh.send(request("tools/list", 1, {"_meta": {**stateless_meta(), LOG_LEVEL: value}}))
     error = fresh.error(1)
     assert error["code"] == -32602
     assert LOG_LEVEL in error["message"]
-    fresh.assert_alive(**modern_meta())
+    fresh.assert_alive(**stateless_meta())
 
 
 @pytest.mark.parametrize("value", [*EVERY_WRONG_TYPE, None], ids=repr)
 def test_protocol_version_of_a_wrong_json_type_is_unsupported_with_the_list(fresh: WireServer, value: Any) -> None:
-    fresh.send(request("tools/list", 1, {"_meta": {**modern_meta(), VERSION: value}}))
+    fresh.send(request("tools/list", 1, {"_meta": {**stateless_meta(), VERSION: value}}))
     error = fresh.error(1)
     assert error["code"] == -32022
     assert error["data"]["requested"] == value
     assert "2026-07-28" in error["data"]["supported"]
-    fresh.assert_alive(**modern_meta())
+    fresh.assert_alive(**stateless_meta())
 
 
 @pytest.mark.parametrize("key", [CAPABILITIES, INFO])
 @pytest.mark.parametrize("value", [[], "x", 1, True], ids=repr)
 def test_envelope_objects_of_a_wrong_json_type_are_invalid_params(fresh: WireServer, key: str, value: Any) -> None:
-    fresh.send(request("tools/list", 1, {"_meta": {**modern_meta(), key: value}}))
+    fresh.send(request("tools/list", 1, {"_meta": {**stateless_meta(), key: value}}))
     error = fresh.error(1)
     assert error["code"] == -32602
     assert key in error["message"]
-    fresh.assert_alive(**modern_meta())
+    fresh.assert_alive(**stateless_meta())
 
 
 @pytest.mark.parametrize("value", [[], {}, 1.5, True], ids=repr)
 def test_progress_token_of_a_wrong_json_type_is_invalid_params_in_both_eras(wire: WireServer, value: Any) -> None:
     wire.send(call("echo", 1, {"text": "x"}, _meta={PROGRESS: value}))
     assert wire.error(1)["code"] == -32602
-    wire.send(call("echo", 2, {"text": "x"}, _meta={**modern_meta(), PROGRESS: value}))
+    wire.send(call("echo", 2, {"text": "x"}, _meta={**stateless_meta(), PROGRESS: value}))
     assert wire.error(2)["code"] == -32602
     wire.assert_alive()
 

@@ -11,6 +11,10 @@ from collections.abc import Sequence
 
 from .. import __version__
 
+# "legacy" and "modern" are the old spellings of "handshake" and "stateless"; Client normalises them.
+_ERA_SPELLINGS = ("auto", "handshake", "stateless", "legacy", "modern")
+_ERA_HELP = "protocol era: auto (probe), handshake (initialize) or stateless (legacy/modern: old spellings)"
+
 
 def _parser(call_help: bool = False) -> argparse.ArgumentParser:
     """The argument parser; ``call_help`` adds the long help of ``call`` (it imports the terminal client)."""
@@ -36,7 +40,7 @@ def _parser(call_help: bool = False) -> argparse.ArgumentParser:
             metavar="PATH",
             help="a directory offered to the server as a root (repeatable; default: the current directory)",
         )
-        sub.add_argument("--era", choices=("auto", "legacy", "modern"), default="auto", help="protocol era")
+        sub.add_argument("--era", choices=_ERA_SPELLINGS, default="auto", help=_ERA_HELP)
         sub.add_argument("--save-dir", default=None, help="where images and binary content are saved")
         sub.add_argument(
             "--server-log-level",
@@ -70,7 +74,7 @@ def _parser(call_help: bool = False) -> argparse.ArgumentParser:
     call.add_argument("--answers", default=None, metavar="FILE", help="answers to the server's questions (JSON)")
     call.add_argument("--json", action="store_true", help="print the result (or the error) as JSON")
     call.add_argument("--root", action="append", default=None, metavar="PATH", help="a root (default: the cwd)")
-    call.add_argument("--era", choices=("auto", "legacy", "modern"), default="auto", help="protocol era")
+    call.add_argument("--era", choices=_ERA_SPELLINGS, default="auto", help=_ERA_HELP)
     call.add_argument("--timeout", type=float, default=300.0, help="seconds for the whole call (0: no limit)")
     call.add_argument(
         "--log-level",

@@ -41,8 +41,8 @@ from ..types.resources import (
     ResourceTemplate,
 )
 from ..types.tools import CallToolResult, ListToolsResult, Tool
-from ..types.versions import VERSIONS, Era
-from .era_detection import EraChoice, converted, meet_server
+from ..types.versions import VERSIONS, Era, EraChoice, EraSpelling, era_from_user
+from .era_detection import converted, meet_server
 from .input_rounds import answer_input_rounds
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
 from .log_messages import LogCallback, LogDelivery
@@ -69,7 +69,7 @@ class Client:
         *,
         name: str = "backchannel",
         version: str = _VERSION,
-        era: EraChoice = "auto",
+        era: EraSpelling = "auto",
         versions: tuple[str, ...] = VERSIONS,
         elicitation: ElicitationHandler | None = None,
         url_elicitation: UrlElicitationHandler | None = None,
@@ -84,7 +84,8 @@ class Client:
     ) -> None:
         """Wire a client to ``transport``; ``async with`` connects it.
 
-        ``name``/``version`` say who we are; ``era`` picks the protocol era (``"auto"`` probes);
+        ``name``/``version`` say who we are; ``era`` picks the protocol era: ``"handshake"``,
+        ``"stateless"`` or ``"auto"`` (probes); ``"legacy"``/``"modern"`` are the old spellings of the first two.
         ``versions`` limits the revisions we speak. The handlers answer the server's questions
         (see ``client.inputs``); ``on_log`` receives its log messages. Everything else is in the
         option groups of ``client.options``, each also settable by its flat keyword
@@ -99,7 +100,7 @@ class Client:
         #: Called with the params of each ``notifications/message`` (level, logger, data).
         self.on_log = on_log
         self._log_delivery = LogDelivery(options.logs.rate, options.logs.burst)
-        self.era_choice = era
+        self.era_choice: EraChoice = era_from_user(era)
         self.probe_timeout = options.timeouts.probe
         self.request_timeout = options.timeouts.request
         self.info: dict[str, Any] = {"name": name, "version": version}
@@ -195,7 +196,7 @@ class Client:
 
     @property
     def protocol_version(self) -> str | None:
-        return self.session.modern_version if self.session.era == "modern" else self.session.protocol_version
+        return self.session.stateless_version if self.session.era == "stateless" else self.session.protocol_version
 
     async def _connect(self) -> None:
         introduction = await meet_server(
@@ -246,7 +247,7 @@ class Client:
         changed = await self.inputs.set_roots(roots)
         if (
             changed
-            and self.session.era == "legacy"
+            and self.session.era == "handshake"
             and "roots" in self.capabilities
             and not self.inputs.roots_refused
             and not self.connection.closed.is_set()
@@ -259,7 +260,7 @@ class Client:
         era; in the stateless era the level rides in every request's ``_meta`` from now on."""
         if level not in LOGGING_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOGGING_LEVELS)}")
-        if self.session.era == "modern":
+        if self.session.era == "stateless":
             self.session.log_level = level
         else:
             await self.request("logging/setLevel", {"level": level})
@@ -302,7 +303,7 @@ class Client:
                 "which this client cannot continue",
                 data=result,
             )
-        if method == "tools/list" and self._negotiated is not None and self.session.era == "modern":
+        if method == "tools/list" and self._negotiated is not None and self.session.era == "stateless":
             keep_tools_with_valid_headers(result, self._negotiated)  # SEP-2243, Streamable HTTP only
         return result
 
@@ -312,7 +313,7 @@ class Client:
     async def ping(self) -> None:
         """Check that the server answers. The stateless era has no ``ping``, so there
         this sends ``server/discover``, the one request every such server must answer."""
-        await self.request("server/discover" if self.session.era == "modern" else "ping")
+        await self.request("server/discover" if self.session.era == "stateless" else "ping")
 
     async def list_tools_page(self, cursor: str | None = None) -> ListToolsResult:
         return await self._typed(ListToolsResult, "tools/list", cursor_params(cursor))

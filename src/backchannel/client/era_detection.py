@@ -21,9 +21,8 @@ from ..transports.http.negotiated import NegotiatedHeaders
 from ..types import meta as M
 from ..types.errors import UNSUPPORTED_PROTOCOL_VERSION, RemoteProtocolError, RequestError, RequestTimeout
 from ..types.lifecycle import DiscoverResult
-from ..types.versions import LATEST_LEGACY, MODERN_VERSIONS
+from ..types.versions import LATEST_HANDSHAKE, STATELESS_VERSIONS, EraChoice
 
-EraChoice = Literal["auto", "legacy", "modern"]
 R = TypeVar("R", bound=msgspec.Struct)
 _PROBE_ATTEMPTS = 3  # a server that keeps refusing the versions it lists is not followed forever
 
@@ -50,11 +49,11 @@ async def meet_server(
 ) -> ServerIntroduction:
     """Find the era (``session`` is set to it) and what the server says about itself.
 
-    Raises ``RemoteProtocolError`` when ``era_choice="modern"`` and the server speaks no
+    Raises ``RemoteProtocolError`` when ``era_choice="stateless"`` and the server speaks no
     stateless-era version of ours; errors of ``initialize`` propagate as they are.
     """
-    if era_choice != "legacy":
-        ours = [v for v in reversed(session.config.versions) if v in MODERN_VERSIONS]
+    if era_choice != "handshake":
+        ours = [v for v in reversed(session.config.versions) if v in STATELESS_VERSIONS]
         version: str | None = ours[0] if ours else None
         for _ in range(_PROBE_ATTEMPTS):
             if version is None:
@@ -62,37 +61,39 @@ async def meet_server(
             outcome, version, introduction = await _probe(connection, session, version, probe_timeout)
             if introduction is not None:
                 return introduction
-            if outcome == "legacy":
+            if outcome == "handshake":
                 break
-        if era_choice == "modern":
+        if era_choice == "stateless":
             raise RemoteProtocolError("the server does not speak a stateless-era version we support")
     return await _initialize(connection, session, request_timeout, negotiated)
 
 
 async def _probe(
     connection: Connection, session: Session, version: str, timeout: float | None
-) -> tuple[Literal["modern", "legacy", "retry"], str | None, ServerIntroduction | None]:
-    """One ``server/discover`` attempt: modern, legacy, or retry with the version returned.
+) -> tuple[Literal["stateless", "handshake", "retry"], str | None, ServerIntroduction | None]:
+    """One ``server/discover`` attempt: stateless, handshake, or retry with the version returned.
 
     A -32022 naming a stateless-era version we speak means retry with it and never
     fall back (the spec's rule); any other error, or no answer in time, means the
     handshake era.
     """
     try:
-        result = await connection.request("server/discover", {}, modern_version=version, timeout=timeout)
+        result = await connection.request("server/discover", {}, stateless_version=version, timeout=timeout)
     except RequestError as exc:
         if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
             supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
             listed = supported if isinstance(supported, list) else []
-            ours = [v for v in listed if isinstance(v, str) and v in MODERN_VERSIONS and v in session.config.versions]
-            return ("retry", ours[0], None) if ours else ("legacy", None, None)
-        return "legacy", None, None
+            ours = [
+                v for v in listed if isinstance(v, str) and v in STATELESS_VERSIONS and v in session.config.versions
+            ]
+            return ("retry", ours[0], None) if ours else ("handshake", None, None)
+        return "handshake", None, None
     except RequestTimeout:
-        return "legacy", None, None
+        return "handshake", None, None
     discovered = converted(result, DiscoverResult, "server/discover")
-    offered = [v for v in discovered.supported_versions if v in MODERN_VERSIONS]
+    offered = [v for v in discovered.supported_versions if v in STATELESS_VERSIONS]
     chosen = version if version in offered or not offered else offered[0]
-    session.use_modern(chosen)
+    session.use_stateless(chosen)
     capabilities, meta = result.get("capabilities"), result.get("_meta")
     info = meta.get(M.SERVER_INFO) if isinstance(meta, dict) else None
     introduction = ServerIntroduction(
@@ -101,14 +102,14 @@ async def _probe(
         instructions=discovered.instructions,
         discover_result=discovered,
     )
-    return "modern", chosen, introduction
+    return "stateless", chosen, introduction
 
 
 async def _initialize(
     connection: Connection, session: Session, timeout: float | None, negotiated: NegotiatedHeaders | None
 ) -> ServerIntroduction:
     # Ask for our newest handshake-era version: one we do not speak would be echoed back and refused.
-    version = (session.config.legacy_versions or (LATEST_LEGACY,))[-1]
+    version = (session.config.handshake_versions or (LATEST_HANDSHAKE,))[-1]
     params = {
         "protocolVersion": version,
         "capabilities": session.config.capabilities,

@@ -15,7 +15,7 @@ Values may carry the surrounding whitespace HTTP allows; it is stripped here.
 
 Both eras meet here. Handshake-era requests (2025-03-26 .. 2025-11-25) need
 ``check_protocol_version_header``; stateless-era requests (2026-07-28) need
-``check_modern_headers`` (SEP-2243, in ``mirrored_headers``, re-exported here).
+``check_stateless_headers`` (SEP-2243, in ``mirrored_headers``, re-exported here).
 The rest applies to both.
 """
 
@@ -31,8 +31,8 @@ __all__ = [
     "check_accept",
     "check_host_and_origin",
     "check_http_method",
-    "check_modern_headers",
     "check_protocol_version_header",
+    "check_stateless_headers",
     "classify_message",
     "decode_header_value",
     "encode_header_value",
@@ -67,7 +67,7 @@ from .mirrored_headers import (
     MAX_SAFE_INTEGER,
     NAMED_METHODS,
     XMcpHeaderError,
-    check_modern_headers,
+    check_stateless_headers,
     decode_header_value,
     encode_header_value,
     parse_x_mcp_headers,

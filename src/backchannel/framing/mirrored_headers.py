@@ -12,7 +12,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "NAMED_METHODS",
     "XMcpHeaderError",
-    "check_modern_headers",
+    "check_stateless_headers",
     "decode_header_value",
     "encode_header_value",
     "parse_x_mcp_headers",
@@ -240,7 +240,7 @@ def request_headers(
     return out
 
 
-def check_modern_headers(
+def check_stateless_headers(
     headers: Mapping[str, str],
     message: Mapping[str, Any],
     *,

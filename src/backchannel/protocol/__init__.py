@@ -6,9 +6,9 @@ commands, and drain ``outgoing()`` to write. Every move, legal or not, is in
 ``states``; the events are in ``events``; capabilities are checked with ``has`` and
 ``require``.
 
-The two protocol eras have one name each in code: ``Era`` ``"legacy"`` is the
-handshake era (``initialize``, 2025-11-25 and older), ``"modern"`` the stateless
-era (2026-07-28, version and capabilities in every request's ``_meta``).
+The two protocol eras are named as in the docs, the values of ``Era``: ``"handshake"``
+(``initialize``, 2025-11-25 and older) and ``"stateless"`` (2026-07-28, version and
+capabilities in every request's ``_meta``).
 
 This package imports only ``types`` and the standard library: no event loop, no
 clock, no filesystem (``tests/protocol/test_sans_io.py`` checks it).

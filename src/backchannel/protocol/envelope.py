@@ -9,12 +9,12 @@ server's identity.
 from __future__ import annotations
 
 __all__ = [
-    "ModernEnvelope",
-    "legacy_result",
-    "modern_capabilities",
-    "modern_meta",
-    "read_modern_meta",
-    "stamp_modern_result",
+    "StatelessEnvelope",
+    "handshake_result",
+    "read_stateless_meta",
+    "stamp_stateless_result",
+    "stateless_capabilities",
+    "stateless_meta",
 ]
 
 from dataclasses import dataclass
@@ -27,14 +27,14 @@ from ..types.versions import era_of, newer_first
 
 
 @dataclass(frozen=True, slots=True)
-class ModernEnvelope:
+class StatelessEnvelope:
     version: str
     client_capabilities: dict[str, Any]
     client_info: dict[str, Any] | None
     log_level: str | None
 
 
-def read_modern_meta(meta: dict[str, Any], supported: tuple[str, ...]) -> ModernEnvelope:
+def read_stateless_meta(meta: dict[str, Any], supported: tuple[str, ...]) -> StatelessEnvelope:
     """Check a stateless-era request's ``_meta``.
 
     Raises ``UnsupportedProtocolVersion`` (-32022, listing ``supported`` newest
@@ -44,7 +44,7 @@ def read_modern_meta(meta: dict[str, Any], supported: tuple[str, ...]) -> Modern
     # A version of another JSON type is one we don't support either: -32022 tells the client
     # which ones we do. (The type check comes first so nothing hashes a list or an object.)
     version = meta[M.PROTOCOL_VERSION]
-    if type(version) is not str or version not in supported or era_of(version) != "modern":
+    if type(version) is not str or version not in supported or era_of(version) != "stateless":
         raise UnsupportedProtocolVersion(version, newer_first(supported))
     capabilities = meta.get(M.CLIENT_CAPABILITIES)
     if type(capabilities) is not dict:
@@ -55,15 +55,19 @@ def read_modern_meta(meta: dict[str, Any], supported: tuple[str, ...]) -> Modern
     level = meta.get(M.LOG_LEVEL)
     if level is not None and (type(level) is not str or level not in LOG_LEVEL_RANK):
         raise InvalidParams(f"params._meta[{M.LOG_LEVEL!r}] is not a logging level: {level!r}")
-    return ModernEnvelope(version, capabilities, client_info, level)
+    return StatelessEnvelope(version, capabilities, client_info, level)
 
 
-def modern_meta(version: str, capabilities: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+def stateless_meta(version: str, capabilities: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
     """The ``_meta`` keys a client puts on every stateless-era request."""
-    return {M.PROTOCOL_VERSION: version, M.CLIENT_CAPABILITIES: modern_capabilities(capabilities), M.CLIENT_INFO: info}
+    return {
+        M.PROTOCOL_VERSION: version,
+        M.CLIENT_CAPABILITIES: stateless_capabilities(capabilities),
+        M.CLIENT_INFO: info,
+    }
 
 
-def modern_capabilities(capabilities: dict[str, Any]) -> dict[str, Any]:
+def stateless_capabilities(capabilities: dict[str, Any]) -> dict[str, Any]:
     """Client capabilities in their 2026-07-28 shape: ``roots`` has no ``listChanged`` there
     and ``tasks`` left the core, so neither is declared to a stateless-era server."""
     if "roots" not in capabilities and "tasks" not in capabilities:
@@ -74,7 +78,7 @@ def modern_capabilities(capabilities: dict[str, Any]) -> dict[str, Any]:
     return shaped
 
 
-def stamp_modern_result(result: dict[str, Any], server_info: dict[str, Any]) -> dict[str, Any]:
+def stamp_stateless_result(result: dict[str, Any], server_info: dict[str, Any]) -> dict[str, Any]:
     """``result`` with ``resultType`` (default ``"complete"``) and the server's identity in ``_meta``.
 
     A handler's own values win; the input is not modified.
@@ -85,7 +89,7 @@ def stamp_modern_result(result: dict[str, Any], server_info: dict[str, Any]) -> 
     return {"resultType": "complete", **result, "_meta": {M.SERVER_INFO: server_info, **(meta or {})}}
 
 
-def legacy_result(result: dict[str, Any]) -> dict[str, Any]:
+def handshake_result(result: dict[str, Any]) -> dict[str, Any]:
     """``result`` without the stateless era's ``resultType``, which older clients do not expect."""
     if "resultType" not in result:
         return result

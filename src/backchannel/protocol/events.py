@@ -35,8 +35,8 @@ from ..types.versions import Era
 class RequestReceived:
     """The peer asked for something; answer with ``send_result`` or ``send_error``.
 
-    ``era`` says how to answer: a modern request carries its own ``version`` and
-    ``client_capabilities``; a legacy one relies on the session's handshake.
+    ``era`` says how to answer: a stateless-era request carries its own ``version`` and
+    ``client_capabilities``; a handshake-era one relies on the session's handshake.
     """
 
     id: RequestId

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..types.errors import InvalidParams, UnsupportedProtocolVersion
-from ..types.versions import negotiate_legacy, newer_first
+from ..types.versions import negotiate_handshake, newer_first
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,7 +40,7 @@ def read_initialize_params(params: dict[str, Any], supported: tuple[str, ...]) -
         raise InvalidParams("initialize: capabilities must be an object")
     client_info = params.get("clientInfo", {})
     return Agreed(
-        version=negotiate_legacy(version, supported),
+        version=negotiate_handshake(version, supported),
         peer_info=client_info if type(client_info) is dict else {},
         peer_capabilities=capabilities,
     )

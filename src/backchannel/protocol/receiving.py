@@ -15,8 +15,8 @@ from typing import Any
 from ..types import meta as M
 from ..types.errors import ConnectionClosed, InvalidParams, MCPError, RemoteProtocolError, RequestError
 from ..types.ids import is_request_id
-from ..types.versions import LEGACY_VERSIONS
-from .envelope import read_modern_meta
+from ..types.versions import HANDSHAKE_VERSIONS
+from .envelope import read_stateless_meta
 from .events import (
     CancelRequested,
     ErrorReceived,
@@ -107,15 +107,15 @@ class Receiving(SessionBase):
 
         if stateless:
             assert type(meta) is dict
-            envelope = read_modern_meta(meta, self.config.versions)
+            envelope = read_stateless_meta(meta, self.config.versions)
             self.state = after
-            self._inbound[request_id] = InboundRequest(method, "modern", begun, token)
+            self._inbound[request_id] = InboundRequest(method, "stateless", begun, token)
             return [
                 RequestReceived(
                     id=request_id,
                     method=method,
                     params=params,
-                    era="modern",
+                    era="stateless",
                     version=envelope.version,
                     client_capabilities=envelope.client_capabilities,
                     client_info=envelope.client_info,
@@ -123,19 +123,19 @@ class Receiving(SessionBase):
                 )
             ]
         if action is SessionInput.RECV_INITIALIZE:
-            agreed = read_initialize_params(params, self.config.legacy_versions)
+            agreed = read_initialize_params(params, self.config.handshake_versions)
             self.protocol_version = agreed.version
             self.peer_capabilities = agreed.peer_capabilities
             self.peer_info = agreed.peer_info
-            self.era = "legacy"
+            self.era = "handshake"
         self.state = after
-        self._inbound[request_id] = InboundRequest(method, "legacy", begun, token)
+        self._inbound[request_id] = InboundRequest(method, "handshake", begun, token)
         return [
             RequestReceived(
                 id=request_id,
                 method=method,
                 params=params,
-                era="legacy",
+                era="handshake",
                 version=self.protocol_version,
                 client_capabilities=self.peer_capabilities,
                 client_info=self.peer_info,
@@ -156,7 +156,7 @@ class Receiving(SessionBase):
             self.state = after
             return [
                 HandshakeCompleted(
-                    version=self.protocol_version or LEGACY_VERSIONS[-1],
+                    version=self.protocol_version or HANDSHAKE_VERSIONS[-1],
                     peer_info=self.peer_info,
                     peer_capabilities=self.peer_capabilities,
                 )
@@ -228,13 +228,13 @@ class Receiving(SessionBase):
         return [ResponseReceived(id=request_id, method=record.method, result=result)]
 
     def _receive_initialize_result(self, request_id: RequestId, result: dict[str, Any]) -> list[Event]:
-        agreed = read_initialize_result(result, self.config.legacy_versions)
+        agreed = read_initialize_result(result, self.config.handshake_versions)
         if not isinstance(agreed, Agreed):
             self._move(SessionInput.RECV_INITIALIZE_ERROR)
             return [ErrorReceived(id=request_id, method="initialize", error=agreed)]
         self._move(SessionInput.RECV_INITIALIZE_RESULT)
         self.protocol_version = agreed.version
-        self.era = "legacy"
+        self.era = "handshake"
         self.peer_capabilities = agreed.peer_capabilities
         self.peer_info = agreed.peer_info
         self.instructions = agreed.instructions

@@ -22,9 +22,9 @@ from ..types.errors import (
     MCPError,
 )
 from ..types.ids import is_request_id
-from ..types.versions import LATEST_MODERN, era_of
+from ..types.versions import LATEST_STATELESS, era_of
 from .capabilities import require
-from .envelope import legacy_result, modern_meta, stamp_modern_result
+from .envelope import handshake_result, stamp_stateless_result, stateless_meta
 from .events import CancelIntent, Outgoing, RequestId
 from .requests import InboundRequest, OutboundRequest, move_inbound, move_outbound
 from .session_base import SessionBase, is_number
@@ -52,16 +52,16 @@ _SENT_INITIALIZE = OUTBOUND_TRANSITIONS[OutboundState.DONE, OutboundInput.SEND_I
 class Sending(SessionBase):
     """The session's commands; part of ``Session``. Drain ``outgoing()`` after each."""
 
-    def use_modern(self, version: str = LATEST_MODERN) -> None:
+    def use_stateless(self, version: str = LATEST_STATELESS) -> None:
         """Client: speak the stateless era from now on (after ``server/discover`` succeeded)."""
-        if era_of(version) != "modern" or version not in self.config.versions:
+        if era_of(version) != "stateless" or version not in self.config.versions:
             raise LocalProtocolError(f"{version!r} is not a stateless-era version we speak")
-        self.era = "modern"
-        self.modern_version = version
+        self.era = "stateless"
+        self.stateless_version = version
 
-    def modern_meta(self, version: str | None = None) -> dict[str, Any]:
+    def stateless_meta(self, version: str | None = None) -> dict[str, Any]:
         """The ``_meta`` keys every stateless-era request carries."""
-        meta = modern_meta(version or self.modern_version, self.config.capabilities, self.config.info)
+        meta = stateless_meta(version or self.stateless_version, self.config.capabilities, self.config.info)
         if self.log_level is not None:
             meta[M.LOG_LEVEL] = self.log_level
         return meta
@@ -71,11 +71,11 @@ class Sending(SessionBase):
         method: str,
         params: dict[str, Any] | None = None,
         *,
-        modern_version: str | None = None,
+        stateless_version: str | None = None,
     ) -> RequestId:
         """Queue a request and return its id; await the matching ``ResponseReceived``
         or ``ErrorReceived``. A client in the stateless era (or one that passes
-        ``modern_version``, as the discovery probe does) gets the ``_meta`` envelope added."""
+        ``stateless_version``, as the discovery probe does) gets the ``_meta`` envelope added."""
         params = {} if params is None else params
         # Check the token before any state moves: a refused request must leave no trace.
         token = None
@@ -88,9 +88,9 @@ class Sending(SessionBase):
                 raise LocalProtocolError(f"progress token {token!r} is already used by an active request")
         if method == "initialize":
             self._move(SessionInput.SEND_INITIALIZE)
-        elif modern_version is not None or self.era == "modern":
+        elif stateless_version is not None or self.era == "stateless":
             self._move(SessionInput.SEND_STATELESS_REQUEST)
-            params = {**params, "_meta": {**params.get("_meta", {}), **self.modern_meta(modern_version)}}
+            params = {**params, "_meta": {**params.get("_meta", {}), **self.stateless_meta(stateless_version)}}
         elif method == "ping":
             self._move(SessionInput.SEND_PING)
         else:
@@ -130,8 +130,10 @@ class Sending(SessionBase):
         record = self._finish_inbound(request_id)
         if record.state is InboundState.CANCELLED:
             return False
-        result = stamp_modern_result(result, self.config.info) if record.era == "modern" else legacy_result(result)
-        if record.method == "initialize" and record.era == "legacy":
+        result = (
+            stamp_stateless_result(result, self.config.info) if record.era == "stateless" else handshake_result(result)
+        )
+        if record.method == "initialize" and record.era == "handshake":
             self._move(SessionInput.SEND_INITIALIZE_RESULT)
         self._out.append({"jsonrpc": "2.0", "id": request_id, "result": result})
         return True
@@ -139,15 +141,15 @@ class Sending(SessionBase):
     def send_error(self, request_id: RequestId, error: MCPError) -> bool:
         """Answer the peer's request with an error; False when dropped after a cancellation."""
         waiting = self._inbound.get(request_id)
-        if waiting is not None and waiting.era == "modern" and error.code == URL_ELICITATION_REQUIRED:
+        if waiting is not None and waiting.era == "stateless" and error.code == URL_ELICITATION_REQUIRED:
             # Refused before the request is forgotten, so that the caller can still answer it.
             raise LocalProtocolError("-32042 does not exist in the stateless era")
         record = self._finish_inbound(request_id)
         if record.state is InboundState.CANCELLED:
             return False
-        if record.method == "initialize" and record.era == "legacy":
+        if record.method == "initialize" and record.era == "handshake":
             self._move(SessionInput.SEND_INITIALIZE_ERROR)
-        if record.era == "modern" and error.code == RESOURCE_NOT_FOUND:
+        if record.era == "stateless" and error.code == RESOURCE_NOT_FOUND:
             body = error.to_error()
             body["code"] = INVALID_PARAMS
             self._out.append({"jsonrpc": "2.0", "id": request_id, "error": body})

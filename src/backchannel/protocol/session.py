@@ -8,8 +8,7 @@ test drives it with plain dicts.
 One session serves both protocol eras. A handshake-era peer opens with
 ``initialize``; a stateless-era request carries its version and capabilities in
 ``params._meta`` and is served on its own, whatever the session's state. (In code
-the eras are the values of ``Era``: ``"legacy"`` is the handshake era, ``"modern"``
-the stateless era.)
+the eras are the values of ``Era``, ``"handshake"`` and ``"stateless"``.)
 
 Every state move, legal or not, is read from the tables in ``states.py``; the
 shape of each message from ``shapes.py``; the ``initialize`` exchange from

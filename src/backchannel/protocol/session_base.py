@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..types.errors import MCPError
-from ..types.versions import LATEST_MODERN, VERSIONS, Era, era_of
+from ..types.versions import LATEST_STATELESS, VERSIONS, Era, era_of
 from .events import Outgoing, RequestId
 from .requests import InboundRequest, OutboundRequest
 from .states import SESSION_TRANSITIONS, Role, SessionInput, SessionState, session_fault
@@ -31,9 +31,9 @@ class SessionConfig:
     versions: tuple[str, ...] = VERSIONS
 
     @property
-    def legacy_versions(self) -> tuple[str, ...]:
+    def handshake_versions(self) -> tuple[str, ...]:
         """The handshake-era versions among ``versions``."""
-        return tuple(v for v in self.versions if era_of(v) == "legacy")
+        return tuple(v for v in self.versions if era_of(v) == "handshake")
 
 
 def is_number(value: object) -> bool:
@@ -51,9 +51,9 @@ class SessionBase:
         self._transitions = SESSION_TRANSITIONS[config.role]
         #: The handshake-era version once ``initialize`` settled it.
         self.protocol_version: str | None = None
-        #: The era a client chose (``use_modern`` or the handshake); None until then.
+        #: The era a client chose (``use_stateless`` or the handshake); None until then.
         self.era: Era | None = None
-        self.modern_version: str = LATEST_MODERN
+        self.stateless_version: str = LATEST_STATELESS
         self.peer_info: dict[str, Any] = {}
         self.peer_capabilities: dict[str, Any] = {}
         self.instructions: str | None = None

@@ -30,7 +30,7 @@ class Requesting(ConnectionBase):
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
-        modern_version: str | None = None,
+        stateless_version: str | None = None,
         related: RequestId | None = None,
         progress_resets_timeout: bool = False,
         max_timeout: float | None = None,
@@ -51,7 +51,7 @@ class Requesting(ConnectionBase):
         if on_progress is not None or progress_resets_timeout:
             params = dict(params or {})
             params["_meta"] = {**params.get("_meta", {}), M.PROGRESS_TOKEN: next(self._tokens)}
-        request_id = self.session.send_request(method, params, modern_version=modern_version)
+        request_id = self.session.send_request(method, params, stateless_version=stateless_version)
         if self._routes:
             self._route(related)
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()

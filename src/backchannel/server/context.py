@@ -123,7 +123,7 @@ class Context:
         asked); each question of one request needs its own.
         """
         require(self.client_capabilities, capability)
-        if self.era == "legacy":
+        if self.era == "handshake":
             return await self.connection.request(method, params, related=self.request.id, timeout=timeout)
         if self.round is None:
             raise MissingCapability(
@@ -180,7 +180,7 @@ class Context:
         not yet answered goes out in one ``InputRequiredResult``, so the client answers
         them all in one round trip instead of one each.
         """
-        if self.era == "legacy" or self.round is None:
+        if self.era == "handshake" or self.round is None:
             return list(await asyncio.gather(*questions))
         answers: list[Any] = []
         unanswered: list[InputRequired] = []
@@ -287,7 +287,7 @@ class Context:
         """``log`` for code that cannot await; True when the message was sent."""
         if level not in LOG_LEVEL_RANK:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOGGING_LEVELS)}")
-        threshold = self.request.log_level if self.era == "modern" else self.server.log_level_for(self.connection)
+        threshold = self.request.log_level if self.era == "stateless" else self.server.log_level_for(self.connection)
         if threshold is None or LOG_LEVEL_RANK[level] < LOG_LEVEL_RANK[threshold]:
             return False
         return self.server.send_log(self.connection, self.request, level, data, logger)

@@ -101,8 +101,8 @@ def _decline_memory(ctx: Context, schema: dict[str, Any], decline_key: str | Non
     """Where a decline of this form is remembered: (key, bucket), or None when there is no
     one to remember it for (an anonymous stateless-era HTTP caller is nobody in particular:
     one caller's decline must not silence the form for another)."""
-    legacy = ctx.era == "legacy"
-    scope = ctx.server.connection_scope(ctx.connection) if legacy else ctx.caller_scope(anonymous=None)
+    handshake = ctx.era == "handshake"
+    scope = ctx.server.connection_scope(ctx.connection) if handshake else ctx.caller_scope(anonymous=None)
     if scope is None:
         return None
     params = ctx.request.params

@@ -175,7 +175,7 @@ async def _ask_roots(ctx: Context, *, refresh: bool, key: str | None) -> Roots:
     """The roots from the default, the session's cache, or the client (``roots/list``)."""
     if not has(ctx.client_capabilities, "roots"):
         return default_roots(ctx.server.default_roots)
-    cache = ctx.server.roots_cache(ctx.connection) if ctx.era == "legacy" else None
+    cache = ctx.server.roots_cache(ctx.connection) if ctx.era == "handshake" else None
     cacheable = cache is not None and has(ctx.client_capabilities, "roots.listChanged")
     if cacheable and not refresh and cache is not None and cache.roots is not None:
         return cache.roots
@@ -190,5 +190,5 @@ def known_roots(ctx: Context) -> Roots | None:
     """The roots known without asking the client: the default, or the session's cache."""
     if not has(ctx.client_capabilities, "roots"):
         return default_roots(ctx.server.default_roots)
-    cache = ctx.server.roots_cache(ctx.connection) if ctx.era == "legacy" else None
+    cache = ctx.server.roots_cache(ctx.connection) if ctx.era == "handshake" else None
     return cache.roots if cache is not None else None

@@ -60,7 +60,7 @@ async def discover(server: Server, request: RequestReceived, connection: Connect
 
 
 def _cache_hints(server: Server, request: RequestReceived) -> dict[str, Any]:
-    if request.era != "modern":
+    if request.era != "stateless":
         return {}
     return {"ttlMs": server.cache_ttl_ms, "cacheScope": server.cache_scope}
 
@@ -171,7 +171,7 @@ async def _read(server: Server, uri: str, request: RequestReceived) -> dict[str,
         else:
             raise ResourceNotFound(uri)
     result: dict[str, Any] = {"contents": to_contents(uri, value, mime_type)}
-    if request.era == "modern":
+    if request.era == "stateless":
         result.update(ttlMs=0, cacheScope=server.cache_scope)
     return result
 
@@ -179,7 +179,7 @@ async def _read(server: Server, uri: str, request: RequestReceived) -> dict[str,
 def _context_for(server: Server, request: RequestReceived) -> Context:
     """This request's context; in the stateless era with the round's answers loaded."""
     context = CURRENT_CONTEXT.get()
-    if request.era == "modern" and context.round is None:
+    if request.era == "stateless" and context.round is None:
         context.round = Round.start(server.state_sealer, request.method, request.params, context.principal)
     return context
 

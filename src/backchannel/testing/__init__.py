@@ -13,7 +13,7 @@ Test your server the way a client sees it, with no sockets and no sleeps::
 
     def test_add() -> None:
         async def main() -> None:
-            async with connected(server, era="modern") as client:
+            async with connected(server, era="stateless") as client:
                 result = await client.call_tool("add", {"a": 2, "b": 3})
                 assert result.content[0].text == "5"
 
@@ -23,8 +23,8 @@ What is here:
 
 - ``connected(server, era, transport)``: a ``Client`` wired to your ``Server`` in this
   process, over ``"memory"``, ``"stdio"`` (OS pipes), ``"http"`` (uvicorn on a free
-  loopback port) or ``"asgi"`` (``httpx.ASGITransport``), in the ``"legacy"``,
-  ``"modern"`` or ``"auto"`` era. ``open_link`` gives the raw client-side transport.
+  loopback port) or ``"asgi"`` (``httpx.ASGITransport``), in the ``"handshake"``,
+  ``"stateless"`` or ``"auto"`` era. ``open_link`` gives the raw client-side transport.
 - ``Tap``: wraps either end and keeps what crossed the wire, to assert on it.
 - ``FakeClock``: a clock you ``advance``; give it to whatever takes ``clock=`` and let
   TTLs and idle timeouts pass without sleeping.
@@ -33,12 +33,16 @@ What is here:
 - ``check_transport(maker)``: the battery every ``Transport`` must pass, after trio's
   ``check_one_way_stream``; run it on your own transport.
 - ``serve_on_loopback(app)``: any ASGI app under uvicorn on 127.0.0.1, in this loop.
+- ``running_process(argv, port=...)``: a server script in its own process, waited for
+  until its port accepts connections and stopped cleanly; ``free_port()``,
+  ``wait_for_port``, ``port_accepts`` and ``stop_process`` are its parts.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "KINDS",
+    "LOOPBACK",
     "TRANSPORT_CHECKS",
     "FakeClock",
     "Link",
@@ -47,10 +51,15 @@ __all__ = [
     "battery_server",
     "check_transport",
     "connected",
+    "free_port",
     "open_link",
+    "port_accepts",
     "run",
+    "running_process",
     "serve_on_loopback",
     "start_transport",
+    "stop_process",
+    "wait_for_port",
     "within",
 ]
 
@@ -58,5 +67,6 @@ from .battery import TRANSPORT_CHECKS, battery_server, check_transport
 from .clock import FakeClock
 from .connect import connected
 from .links import KINDS, Link, TransportKind, open_link, serve_on_loopback, start_transport
+from .processes import LOOPBACK, free_port, port_accepts, running_process, stop_process, wait_for_port
 from .running import run, within
 from .tap import Tap

@@ -24,18 +24,17 @@ import contextlib
 import itertools
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Literal
+from typing import Any
 
 from ..protocol.events import CancelIntent, Outgoing, RequestId
 from ..server import Server
 from ..transports.base import Transport
 from ..types import meta as M
 from ..types.errors import ConnectionClosed
-from ..types.versions import LATEST_LEGACY, LATEST_MODERN
+from ..types.versions import LATEST_HANDSHAKE, LATEST_STATELESS, Era
 from .links import Link, start_transport
 
-Era = Literal["legacy", "modern"]
-ERAS: tuple[Era, ...] = ("legacy", "modern")
+ERAS: tuple[Era, ...] = ("handshake", "stateless")
 LinkMaker = Callable[[Server], AbstractAsyncContextManager[Link]]
 #: The size of the one big message: well past any pipe or socket buffer, under the 4 MiB limits.
 BIG_MESSAGE_BYTES = 1 << 20
@@ -91,9 +90,9 @@ class _Peer:
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """A request message with a fresh id (and, in the stateless era, its envelope)."""
         params = dict(params or {})
-        if self.era == "modern":
+        if self.era == "stateless":
             params["_meta"] = {
-                M.PROTOCOL_VERSION: LATEST_MODERN,
+                M.PROTOCOL_VERSION: LATEST_STATELESS,
                 M.CLIENT_CAPABILITIES: {},
                 M.CLIENT_INFO: {"name": "battery", "version": "1"},
             }
@@ -116,11 +115,15 @@ class _Peer:
         return self._answers.pop(request_id)
 
     async def handshake(self) -> None:
-        if self.era == "modern":
+        if self.era == "stateless":
             return  # every request carries its own envelope
         init = self.request(
             "initialize",
-            {"protocolVersion": LATEST_LEGACY, "capabilities": {}, "clientInfo": {"name": "battery", "version": "1"}},
+            {
+                "protocolVersion": LATEST_HANDSHAKE,
+                "capabilities": {},
+                "clientInfo": {"name": "battery", "version": "1"},
+            },
         )
         self.transport.write([init])
         answer = await self.answer(init["id"])

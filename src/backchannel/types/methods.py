@@ -72,7 +72,7 @@ from .tasks import (
     TaskStatusNotificationParams,
 )
 from .tools import CallToolRequestParams, CallToolResult, ListToolsResult
-from .versions import LEGACY_VERSIONS, MODERN_VERSIONS, VERSIONS, at_least
+from .versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, VERSIONS, at_least
 
 Kind: TypeAlias = Literal["request", "notification"]
 Sender: TypeAlias = Literal["client", "server"]
@@ -104,9 +104,9 @@ class MethodSpec:
 
 
 _ALL = frozenset(VERSIONS)
-_LEGACY = frozenset(LEGACY_VERSIONS)
-_MODERN = frozenset(MODERN_VERSIONS)
-_SINCE_2025_06_18 = frozenset(v for v in LEGACY_VERSIONS if at_least(v, "2025-06-18"))
+_HANDSHAKE = frozenset(HANDSHAKE_VERSIONS)
+_STATELESS = frozenset(STATELESS_VERSIONS)
+_SINCE_2025_06_18 = frozenset(v for v in HANDSHAKE_VERSIONS if at_least(v, "2025-06-18"))
 _ONLY_2025_11_25 = frozenset({"2025-11-25"})
 
 _CLIENT: frozenset[Sender] = frozenset({"client"})
@@ -157,9 +157,9 @@ def _notification(
 
 _SPECS: tuple[MethodSpec, ...] = (
     # Client requests.
-    _request("initialize", _CLIENT, InitializeRequestParams, InitializeResult, _LEGACY),
-    _request("ping", _BOTH, RequestParams, Result, _LEGACY),
-    _request("server/discover", _CLIENT, RequestParams, DiscoverResult, _MODERN),
+    _request("initialize", _CLIENT, InitializeRequestParams, InitializeResult, _HANDSHAKE),
+    _request("ping", _BOTH, RequestParams, Result, _HANDSHAKE),
+    _request("server/discover", _CLIENT, RequestParams, DiscoverResult, _STATELESS),
     _request("tools/list", _CLIENT, PaginatedRequestParams, ListToolsResult, _ALL),
     _request("tools/call", _CLIENT, CallToolRequestParams, CallToolResult, _ALL, mrtr=True),
     _request("prompts/list", _CLIENT, PaginatedRequestParams, ListPromptsResult, _ALL),
@@ -167,16 +167,16 @@ _SPECS: tuple[MethodSpec, ...] = (
     _request("resources/list", _CLIENT, PaginatedRequestParams, ListResourcesResult, _ALL),
     _request("resources/templates/list", _CLIENT, PaginatedRequestParams, ListResourceTemplatesResult, _ALL),
     _request("resources/read", _CLIENT, ReadResourceRequestParams, ReadResourceResult, _ALL, mrtr=True),
-    _request("resources/subscribe", _CLIENT, SubscribeRequestParams, Result, _LEGACY),
-    _request("resources/unsubscribe", _CLIENT, UnsubscribeRequestParams, Result, _LEGACY),
+    _request("resources/subscribe", _CLIENT, SubscribeRequestParams, Result, _HANDSHAKE),
+    _request("resources/unsubscribe", _CLIENT, UnsubscribeRequestParams, Result, _HANDSHAKE),
     _request("completion/complete", _CLIENT, CompleteRequestParams, CompleteResult, _ALL),
-    _request("logging/setLevel", _CLIENT, SetLevelRequestParams, Result, _LEGACY),
+    _request("logging/setLevel", _CLIENT, SetLevelRequestParams, Result, _HANDSHAKE),
     _request(
         "subscriptions/listen",
         _CLIENT,
         SubscriptionsListenRequestParams,
         SubscriptionsListenResult,
-        _MODERN,
+        _STATELESS,
     ),
     # Server requests (handshake era); MRTR input requests in 2026-07-28.
     _request(
@@ -185,24 +185,24 @@ _SPECS: tuple[MethodSpec, ...] = (
         ElicitRequestParams,
         ElicitResult,
         _SINCE_2025_06_18,
-        input_request_versions=_MODERN,
+        input_request_versions=_STATELESS,
     ),
     _request(
         "sampling/createMessage",
         _SERVER,
         CreateMessageRequestParams,
         CreateMessageResult,
-        _LEGACY,
-        input_request_versions=_MODERN,
+        _HANDSHAKE,
+        input_request_versions=_STATELESS,
     ),
-    _request("roots/list", _SERVER, RequestParams, ListRootsResult, _LEGACY, input_request_versions=_MODERN),
+    _request("roots/list", _SERVER, RequestParams, ListRootsResult, _HANDSHAKE, input_request_versions=_STATELESS),
     # Tasks (2025-11-25, either direction).
     _request("tasks/get", _BOTH, GetTaskRequestParams, GetTaskResult, _ONLY_2025_11_25),
     _request("tasks/result", _BOTH, GetTaskPayloadRequestParams, dict, _ONLY_2025_11_25),
     _request("tasks/list", _BOTH, PaginatedRequestParams, ListTasksResult, _ONLY_2025_11_25),
     _request("tasks/cancel", _BOTH, CancelTaskRequestParams, GetTaskResult, _ONLY_2025_11_25),
     # Notifications.
-    _notification("notifications/initialized", _CLIENT, NotificationParams, _LEGACY),
+    _notification("notifications/initialized", _CLIENT, NotificationParams, _HANDSHAKE),
     # In 2026-07-28 the server sends it only to end a subscriptions/listen stream.
     _notification("notifications/cancelled", _BOTH, CancelledNotificationParams, _ALL),
     _notification(
@@ -210,14 +210,14 @@ _SPECS: tuple[MethodSpec, ...] = (
         _BOTH,
         ProgressNotificationParams,
         _ALL,
-        sender_versions={"client": _LEGACY},
+        sender_versions={"client": _HANDSHAKE},
     ),
     _notification("notifications/message", _SERVER, LoggingMessageNotificationParams, _ALL),
     _notification("notifications/resources/updated", _SERVER, ResourceUpdatedNotificationParams, _ALL),
     _notification("notifications/resources/list_changed", _SERVER, NotificationParams, _ALL),
     _notification("notifications/tools/list_changed", _SERVER, NotificationParams, _ALL),
     _notification("notifications/prompts/list_changed", _SERVER, NotificationParams, _ALL),
-    _notification("notifications/roots/list_changed", _CLIENT, NotificationParams, _LEGACY),
+    _notification("notifications/roots/list_changed", _CLIENT, NotificationParams, _HANDSHAKE),
     _notification(
         "notifications/elicitation/complete",
         _SERVER,
@@ -228,7 +228,7 @@ _SPECS: tuple[MethodSpec, ...] = (
         "notifications/subscriptions/acknowledged",
         _SERVER,
         SubscriptionsAcknowledgedNotificationParams,
-        _MODERN,
+        _STATELESS,
     ),
     _notification("notifications/tasks/status", _BOTH, TaskStatusNotificationParams, _ONLY_2025_11_25),
 )

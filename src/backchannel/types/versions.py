@@ -7,44 +7,86 @@ project compares version strings by hand.
 from __future__ import annotations
 
 __all__ = [
+    "HANDSHAKE_VERSIONS",
+    "LATEST_HANDSHAKE",
     "LATEST_LEGACY",
     "LATEST_MODERN",
+    "LATEST_STATELESS",
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
+    "STATELESS_VERSIONS",
     "VERSIONS",
     "Era",
+    "EraChoice",
+    "EraSpelling",
     "at_least",
+    "era_from_user",
     "era_of",
     "is_known",
+    "negotiate_handshake",
     "negotiate_legacy",
     "newer_first",
 ]
 
 from typing import Literal
 
-Era = Literal["legacy", "modern"]
+#: The two protocol eras, named as the docs name them: the handshake era (``initialize``, a
+#: session) and the stateless era (version and capabilities in every request's ``_meta``).
+Era = Literal["handshake", "stateless"]
+
+#: What a client may ask for: one era, or ``"auto"`` (probe with ``server/discover``, then fall back).
+EraChoice = Literal["auto", "handshake", "stateless"]
+
+#: What users may write: an ``EraChoice`` or an old spelling (``"legacy"``, ``"modern"``).
+EraSpelling = Literal["auto", "handshake", "stateless", "legacy", "modern"]
 
 #: Every revision we speak, oldest first. The position in this tuple is the order.
 VERSIONS: tuple[str, ...] = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 
 #: Revisions that open with the ``initialize`` handshake (the "handshake era").
-LEGACY_VERSIONS: tuple[str, ...] = ("2025-03-26", "2025-06-18", "2025-11-25")
+HANDSHAKE_VERSIONS: tuple[str, ...] = ("2025-03-26", "2025-06-18", "2025-11-25")
 
 #: Revisions where version, identity and capabilities ride in every request (the "stateless era").
-MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+STATELESS_VERSIONS: tuple[str, ...] = ("2026-07-28",)
 
-LATEST_LEGACY: str = LEGACY_VERSIONS[-1]
-LATEST_MODERN: str = MODERN_VERSIONS[-1]
+LATEST_HANDSHAKE: str = HANDSHAKE_VERSIONS[-1]
+LATEST_STATELESS: str = STATELESS_VERSIONS[-1]
+
+# The names of the first releases, before code and docs shared one vocabulary: kept importable.
+LEGACY_VERSIONS = HANDSHAKE_VERSIONS
+MODERN_VERSIONS = STATELESS_VERSIONS
+LATEST_LEGACY = LATEST_HANDSHAKE
+LATEST_MODERN = LATEST_STATELESS
+
+# Every accepted spelling of an era choice; "legacy" and "modern" are the old ones.
+_SPELLINGS: dict[str, EraChoice] = {
+    "auto": "auto",
+    "handshake": "handshake",
+    "stateless": "stateless",
+    "legacy": "handshake",
+    "modern": "stateless",
+}
 
 _ERA: dict[str, Era] = {
-    **{v: "legacy" for v in LEGACY_VERSIONS},
-    **dict.fromkeys(MODERN_VERSIONS, "modern"),
+    **{v: "handshake" for v in HANDSHAKE_VERSIONS},
+    **dict.fromkeys(STATELESS_VERSIONS, "stateless"),
 }
 _RANK: dict[str, int] = {v: i for i, v in enumerate(VERSIONS)}
 
 
 def is_known(version: object) -> bool:
     return isinstance(version, str) and version in _RANK
+
+
+def era_from_user(value: str) -> EraChoice:
+    """The era choice a user wrote, in today's vocabulary.
+
+    ``"legacy"`` and ``"modern"`` are the old spellings of ``"handshake"`` and ``"stateless"``
+    and still work; anything else raises ``ValueError`` (pass one of ``EraChoice``)."""
+    try:
+        return _SPELLINGS[value]
+    except KeyError:
+        raise ValueError(f"era must be 'auto', 'handshake' or 'stateless', not {value!r}") from None
 
 
 def era_of(version: str) -> Era:
@@ -57,16 +99,20 @@ def at_least(version: str, minimum: str) -> bool:
     return _RANK[version] >= _RANK[minimum]
 
 
-def negotiate_legacy(requested: object, supported: tuple[str, ...] = LEGACY_VERSIONS) -> str:
+def negotiate_handshake(requested: object, supported: tuple[str, ...] = HANDSHAKE_VERSIONS) -> str:
     """The version a server answers ``initialize`` with.
 
     The requested one when we support it in the handshake era, otherwise our newest
-    handshake-era version (the counter-offer). A modern version cannot be negotiated
+    handshake-era version (the counter-offer). A stateless-era version cannot be negotiated
     through ``initialize``.
     """
     if isinstance(requested, str) and requested in supported:
         return requested
     return supported[-1]
+
+
+#: The old name of ``negotiate_handshake``, kept importable.
+negotiate_legacy = negotiate_handshake
 
 
 def newer_first(versions: tuple[str, ...]) -> list[str]:

@@ -286,7 +286,7 @@ class TerminalSession:
             return
         told = (
             "the server was told they changed"
-            if client.era == "legacy"
+            if client.era == "handshake"
             else "the server sees them with its next request"
         )
         count = f"{len(roots)} root{'s' if len(roots) != 1 else ''}"

@@ -77,7 +77,7 @@ async def elicit_url(
     manager = UrlElicitations.of(ctx.server)
     if url is None:
         await manager.serve_pages()  # no address configured: a loopback side listener, started once
-    if ctx.era == "modern":
+    if ctx.era == "stateless":
         return await _stateless_round(ctx, manager, message, url, flow)
     owner = ctx.principal
     if via == "error":

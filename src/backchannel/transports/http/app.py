@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ...framing import http as H
 from ...types import meta as M
 from ...types.errors import InvalidRequest
-from ...types.versions import LEGACY_VERSIONS, MODERN_VERSIONS
+from ...types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from .asgi import (
     Receive,
     Scope,
@@ -208,14 +208,14 @@ class HttpApp:
         session_id = headers.get("mcp-session-id")
         # The body's envelope is the routing key (CHANGES §13); a stateless-era version header on a
         # request whose envelope is missing still means that era, so its answer is -32602, not "no session".
-        modern = (isinstance(meta, dict) and M.PROTOCOL_VERSION in meta) or (
-            H.protocol_version_header(headers) in MODERN_VERSIONS and message.get("method") != "initialize"
+        stateless = (isinstance(meta, dict) and M.PROTOCOL_VERSION in meta) or (
+            H.protocol_version_header(headers) in STATELESS_VERSIONS and message.get("method") != "initialize"
         )
-        if kind == "request" and modern:
+        if kind == "request" and stateless:
             # The body is the routing key (CHANGES §13): a session header, if any, is ignored.
             await self._post_stateless(message, headers, receive, send, principal)
             return
-        if kind != "request" and session_id is None and H.protocol_version_header(headers) in MODERN_VERSIONS:
+        if kind != "request" and session_id is None and H.protocol_version_header(headers) in STATELESS_VERSIONS:
             await send_bytes(send, 202, b"", {})  # stateless-era notifications need no session
             return
         if kind == "request" and message["method"] == "initialize":
@@ -232,7 +232,7 @@ class HttpApp:
                 send, H.Rejection(404, InvalidRequest("session not found; start a new one with initialize"))
             )
             return
-        rejection = H.check_protocol_version_header(headers, expected=session.version, supported=LEGACY_VERSIONS)
+        rejection = H.check_protocol_version_header(headers, expected=session.version, supported=HANDSHAKE_VERSIONS)
         if rejection is not None:
             await send_rejection(send, rejection)
             return
@@ -260,7 +260,7 @@ class HttpApp:
             tool = self.server.tool_definition(name) if isinstance(name, str) else None
             if tool is not None:
                 param_headers = H.x_mcp_headers(tool.get("inputSchema", {}))
-        rejection = H.check_modern_headers(headers, message, param_headers=param_headers)
+        rejection = H.check_stateless_headers(headers, message, param_headers=param_headers)
         if rejection is not None:
             await send_rejection(send, rejection)
             return
@@ -327,7 +327,7 @@ class HttpApp:
                 send, H.Rejection(404, InvalidRequest("session not found; start a new one with initialize"))
             )
             return None
-        rejection = H.check_protocol_version_header(headers, expected=session.version, supported=LEGACY_VERSIONS)
+        rejection = H.check_protocol_version_header(headers, expected=session.version, supported=HANDSHAKE_VERSIONS)
         if rejection is not None:  # GET and DELETE carry the header too (2025-11-25 §Protocol Version Header)
             await send_rejection(send, rejection)
             return None
