@@ -27,7 +27,37 @@ __all__ = [
     "validate_content",
 ]
 
-from .errors import FormContentError, FormSchemaError
-from .markers import Format, Titles
-from .schema import apply_defaults, check_requested_schema, choices, is_multi_select, validate_content
-from .types import FormSpec
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .errors import FormContentError, FormSchemaError
+    from .markers import Format, Titles
+    from .schema import apply_defaults, check_requested_schema, choices, is_multi_select, validate_content
+    from .types import FormSpec
+
+#: Where each public name lives. Loaded on first use: the server's signature code imports
+#: ``forms.typeddict_compat`` (which loads this package), and a server that never builds a
+#: form should not pay at start for the form machinery (FormSpec alone pulls in pydantic's
+#: e-mail and URL types, which load importlib.metadata: about 15 ms).
+_WHERE = {
+    "FormContentError": ".errors",
+    "FormSchemaError": ".errors",
+    "Format": ".markers",
+    "Titles": ".markers",
+    "apply_defaults": ".schema",
+    "check_requested_schema": ".schema",
+    "choices": ".schema",
+    "is_multi_select": ".schema",
+    "validate_content": ".schema",
+    "FormSpec": ".types",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

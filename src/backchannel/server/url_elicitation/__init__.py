@@ -78,6 +78,21 @@ __all__ = [
     "url_elicitation_required",
 ]
 
+from typing import TYPE_CHECKING, Any
+
 from .ask import elicit_url, url_elicitation_required
 from .flows import UrlFlow, UrlFlowHandler
-from .pages import UrlElicitations
+
+if TYPE_CHECKING:
+    from .pages import UrlElicitations
+
+
+def __getattr__(name: str) -> Any:
+    # The pages are an ASGI app with HTML: loaded on first use, as a stdio server that never
+    # sends anyone to a page should not pay for them at start.
+    if name == "UrlElicitations":
+        from .pages import UrlElicitations
+
+        globals()["UrlElicitations"] = UrlElicitations
+        return UrlElicitations
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

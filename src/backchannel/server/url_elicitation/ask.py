@@ -24,10 +24,10 @@ from ...types.errors import InvalidParams, MissingCapability, RequestTimeout, Ur
 from ..elicitation import Elicited
 from ..mrtr import InputRequired
 from .flows import Action, UrlFlow, UrlFlowHandler
-from .pages import UrlElicitations
 
 if TYPE_CHECKING:
     from ..context import Context
+    from .pages import UrlElicitations
 
 
 def url_elicitation_required(
@@ -74,6 +74,10 @@ async def elicit_url(
     if flow is not None and url is not None:
         raise ValueError("give either url (your own page) or flow (the confirmation page and a handler), not both")
     require(ctx.client_capabilities, "elicitation.url")
+    # The pages (and their HTML and ASGI helpers) load when a tool first sends someone to
+    # one, not when every server starts.
+    from .pages import UrlElicitations
+
     manager = UrlElicitations.of(ctx.server)
     if url is None:
         await manager.serve_pages()  # no address configured: a loopback side listener, started once
