@@ -55,3 +55,17 @@ def test_a_stdio_server_does_not_import_an_http_stack() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_server_loads_no_form_or_page_machinery_it_has_not_used() -> None:
+    """Cold start is a benchmark row: the form machinery (FormSpec and pydantic's e-mail and URL
+    types) and the URL-elicitation pages (HTML, ASGI helpers) load on first use."""
+    code = (
+        "import sys, backchannel\n"
+        "from backchannel import Server\n"
+        "Server('x').add_tool(lambda text: text, name='echo')\n"
+        "lazy = ('html', 'pydantic.networks', 'backchannel.forms.types', 'backchannel.server.url_elicitation.pages')\n"
+        "print(sorted(m for m in lazy if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
