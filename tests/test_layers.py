@@ -34,9 +34,7 @@ LAYERS: tuple[frozenset[str], ...] = (
 INDEPENDENT: frozenset[tuple[str, str]] = frozenset({("ui", "server")})
 
 #: Known exceptions, each with the issue that removes it. Keep this list short and dated.
-KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("transports", "server"): "#14: the HTTP host (app, sessions, stateless entry) moves above the runtime",
-}
+KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 
 RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
 

@@ -56,7 +56,7 @@ from .sessions import HttpSession, SessionRegistry
 from .stateless import serve_stateless
 
 if TYPE_CHECKING:
-    from ...server.server import Server
+    from .host import HostedServer
 
 logger = logging.getLogger("backchannel.http")
 
@@ -79,7 +79,7 @@ class HttpApp:
 
     def __init__(
         self,
-        server: Server,
+        server: HostedServer,
         *,
         path: str = "/mcp",
         allowed_hosts: Collection[str] = H.LOCALHOST_HOSTS,

@@ -35,7 +35,7 @@ from .event_store import EventStore
 from .streams import CLOSE_RESPONSE, END_STREAM, MessageFeed, ResumableStream, StreamSignal
 
 if TYPE_CHECKING:
-    from ...server.server import Server
+    from .host import HostedServer
 
 logger = logging.getLogger("backchannel.http")
 _FINISHED_STREAMS_KEPT = 64
@@ -94,7 +94,7 @@ class HttpSession:
     """A live handshake-era session over HTTP (one ``Mcp-Session-Id``) and the streams of its
     requests; its protocol session is ``protocol``."""
 
-    def __init__(self, session_id: str, principal: Principal | None, server: Server, store: EventStore) -> None:
+    def __init__(self, session_id: str, principal: Principal | None, server: HostedServer, store: EventStore) -> None:
         self.session_id = session_id
         self.principal = principal
         self.store = store

@@ -20,7 +20,7 @@ from .asgi import NoItem, Receive, Send, next_item, send_bytes, send_start, watc
 from .streams import JSON_HEADERS, SSE_HEADERS, MessageFeed, encode_message, is_answer_to
 
 if TYPE_CHECKING:
-    from ...server.server import Server
+    from .host import HostedServer
 
 
 class _OneRequest(PushedTransport):
@@ -40,7 +40,7 @@ class _OneRequest(PushedTransport):
 
 
 async def serve_stateless(
-    server: Server,
+    server: HostedServer,
     message: dict[str, Any],
     receive: Receive,
     send: Send,
