@@ -48,8 +48,6 @@ import functools
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
-import msgspec
-
 from ..types.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -85,7 +83,6 @@ LOCALHOST_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "[::1]")
 LOCALHOST_ORIGINS: tuple[str, ...] = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*")
 
 _VERSION_ASSUMED_WITHOUT_HEADER = "2025-03-26"
-_encode_json = msgspec.json.Encoder().encode
 
 
 # -- the endpoint: HTTP method, Host and Origin, Accept --------------------------------
