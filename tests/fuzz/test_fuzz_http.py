@@ -25,7 +25,7 @@ from fuzz_server import make_server
 
 from backchannel.framing.mirrored_headers import request_headers
 from backchannel.framing.sse import SSEDecoder
-from backchannel.transports.http.app import HttpApp
+from backchannel.http_host.app import HttpApp
 
 POSTS = 2_000
 PING_EVERY = 100

@@ -22,7 +22,7 @@ from backchannel.framing import http as H
 from backchannel.framing.sse import SSEDecoder, SSEEvent
 from backchannel.testing import run as kit_run
 from backchannel.testing import serve_on_loopback, within
-from backchannel.transports.http.app import HttpApp
+from backchannel.http_host.app import HttpApp
 from backchannel.types import meta as M
 
 T = TypeVar("T")

@@ -27,8 +27,8 @@ from _http_harness import (
 )
 
 from backchannel import Context, Server
-from backchannel.transports.http.app import HttpApp
-from backchannel.transports.http.sessions import HttpSession
+from backchannel.http_host.app import HttpApp
+from backchannel.http_host.sessions import HttpSession
 from backchannel.types.errors import INVALID_REQUEST
 
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}}

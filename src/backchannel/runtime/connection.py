@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from ..protocol.events import (
@@ -98,39 +98,28 @@ class Connection(Requesting):
         finally:
             self._shutdown(reason)
 
-    def feed(
-        self, batch: list[Any], *, serve_in_caller_task: RequestId | None = None
-    ) -> Coroutine[Any, Any, None] | None:
+    def feed(self, batch: list[Any]) -> None:
         """Serve one inbound batch now, in the caller's turn: the push-fed way, instead of ``run``.
 
         A transport that is handed its messages (an HTTP POST) gives them here, sparing a
-        queue and a loop turn per message. ``finish`` ends such a connection.
-
-        With ``serve_in_caller_task``, the handler of that request (if it needs one: a plain
-        synchronous tool is answered at once) gets no task of its own: its coroutine is
-        returned, and the caller awaits it in its own task, the way an HTTP POST serves the
-        request it carries. A cancellation (the peer's, or the connection ending) stops the
-        handler there and ends the await, with no answer.
+        queue and a loop turn per message; requests are served exactly as ``run`` serves
+        them (answered at once, or in a task of their own). ``finish`` ends such a connection.
         """
         if self.closed.is_set():
-            return None
+            return
         try:
-            return self._feed_batch(batch, serve_in_caller_task)
+            self._feed_batch(batch)
         except ConnectionClosed as exc:
             self._shutdown(exc.message)
-            return None
 
     def finish(self, reason: str) -> None:
         """A push-fed connection is over: fail what is pending and stop handlers (no answers)."""
         self._flush()
         self._shutdown(reason)
 
-    def _feed_batch(
-        self, batch: list[Any], serve_in_caller_task: RequestId | None = None
-    ) -> Coroutine[Any, Any, None] | None:
+    def _feed_batch(self, batch: list[Any]) -> None:
         receive = self.session.receive_message
         routes = self._routes
-        in_caller_task = None
         for item in batch:
             if isinstance(item, MCPError):
                 self.session.receive_invalid(item)
@@ -148,11 +137,10 @@ class Connection(Requesting):
                 self._route_received()
             for event in events:
                 try:
-                    in_caller_task = self._dispatch(event, serve_in_caller_task) or in_caller_task
+                    self._dispatch(event)
                 except Exception:
                     self._refuse_after_bug(item, received=True)
         self._flush()
-        return in_caller_task
 
     def _refuse_after_bug(self, item: Any, *, received: bool) -> None:
         request_id = item.get("id") if type(item) is dict and "method" in item else None
@@ -171,11 +159,8 @@ class Connection(Requesting):
             await asyncio.wait(list(self._tasks.values()), timeout=self.finish_grace)
             self._flush()
 
-    def _dispatch(
-        self, event: Event, serve_in_caller_task: RequestId | None = None
-    ) -> Coroutine[Any, Any, None] | None:
-        """Act on one event; the handler of request ``serve_in_caller_task``, if it needs one,
-        is returned instead of started (see ``feed``)."""
+    def _dispatch(self, event: Event) -> None:
+        """Act on one event."""
         kind = type(event)
         if kind is RequestReceived:
             assert isinstance(event, RequestReceived)
@@ -186,16 +171,10 @@ class Connection(Requesting):
                 result = self._answer_now(event, self)
             except Exception as exc:
                 self._answer_with_outcome(event, None, exc)
-                return None
+                return
             if result is not None:
                 self._answer_with_outcome(event, result, None)
-                return None
-            if (
-                serve_in_caller_task is not None
-                and event.id == serve_in_caller_task
-                and type(event.id) is type(serve_in_caller_task)
-            ):
-                return self._run_handler_in_caller_task(event)
+                return
             serving = asyncio.get_running_loop().create_task(self._run_handler(event))
             self._tasks[event.id] = serving
             serving.add_done_callback(functools.partial(self._handler_task_done, event.id))
@@ -228,7 +207,6 @@ class Connection(Requesting):
             self.handshake_completed = event
         elif kind is PeerClosed:
             pass
-        return None
 
     async def _run_handler(self, request: RequestReceived) -> None:
         try:
@@ -247,16 +225,6 @@ class Connection(Requesting):
             self._flush()  # each answer has its own response: nothing to coalesce, no turn to wait
         else:
             self._schedule_flush()
-
-    async def _run_handler_in_caller_task(self, request: RequestReceived) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        already = task.cancelling()
-        self._tasks[request.id] = task
-        await self._run_handler(request)  # it ends a cancelled handler quietly and forgets the request
-        # That cancellation was the handler's, not the caller's: its task goes on (to end its response).
-        while task.cancelling() > already:
-            task.uncancel()
 
     def _answer_with_outcome(
         self, request: RequestReceived, result: dict[str, Any] | None, failure: Exception | None

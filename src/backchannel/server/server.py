@@ -42,7 +42,7 @@ from .subscriptions import Subscriptions
 from .tools import arguments_refused, tool_failed
 
 if TYPE_CHECKING:
-    from ..transports.http.app import HttpApp
+    from ..http_host.app import HttpApp
     from .url_elicitation import UrlElicitations
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -188,7 +188,7 @@ class Server:
         Mount it in Starlette or FastAPI, or run it with uvicorn. ``options`` go to
         ``HttpApp`` (allowed hosts and origins, authenticator, body limit, idle timeout,
         event store, and the limits: body timeout, caps on requests and sessions)."""
-        from ..transports.http.app import HttpApp
+        from ..http_host.app import HttpApp
 
         return HttpApp(self, path=path, **options)
 

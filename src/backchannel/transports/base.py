@@ -93,7 +93,7 @@ class Transport(abc.ABC):
 
 
 class PushedTransport(Transport):
-    """A transport whose inbound messages are handed to ``Connection.take`` as they arrive
+    """A transport whose inbound messages are handed to ``Connection.feed`` as they arrive
     (HTTP POSTs) rather than read: ``receive`` only reports the end, once it is closed."""
 
     def __init__(self) -> None:

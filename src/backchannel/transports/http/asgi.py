@@ -8,7 +8,6 @@ from __future__ import annotations
 
 __all__ = [
     "CLIENT_LEFT",
-    "DISMISSED",
     "TIMED_OUT",
     "Mailbox",
     "NoItem",
@@ -45,13 +44,10 @@ class NoItem(enum.Enum):
     CLIENT_LEFT = "the client left"
     #: The wait ran out of time (returned by ``Mailbox.get`` with a timeout).
     TIMED_OUT = "the wait timed out"
-    #: Put to wake a reader that is no longer needed: it stops quietly.
-    DISMISSED = "dismissed"
 
 
 CLIENT_LEFT: Final = NoItem.CLIENT_LEFT
 TIMED_OUT: Final = NoItem.TIMED_OUT
-DISMISSED: Final = NoItem.DISMISSED
 
 
 class Mailbox(Generic[T]):
@@ -77,10 +73,6 @@ class Mailbox(Generic[T]):
 
     def empty(self) -> bool:
         return not self._items
-
-    def ends_with(self, item: object) -> bool:
-        """Whether ``item`` is the last thing put (and not yet taken)."""
-        return bool(self._items) and self._items[-1] is item
 
     def get_nowait(self) -> T | NoItem:
         return self._items.popleft()

@@ -1,29 +1,17 @@
-"""Writing a response from a stream: the SSE writer of a request POST, its finish from the
-POST's own task, and the GET stream. The app (``app.py``) decides which response a request
-gets; these loops copy events to it until the stream ends or the client leaves.
+"""Writing a response from a stream: the SSE writer of a request POST, and the GET stream.
+
+The HTTP host (``http_host/``) decides which response a request gets; these loops copy
+events to it until the stream ends or the client leaves.
 """
 
 from __future__ import annotations
 
-__all__ = ["StreamingResponse", "finish_from_post_task", "forward_stream", "pump_get_stream", "send_rejection"]
-
-import contextlib
+__all__ = ["forward_stream", "pump_get_stream", "send_rejection"]
 
 from ...framing import http as H
 from ...framing.sse import encode_json_event
-from .asgi import DISMISSED, Mailbox, NoItem, Receive, Send, next_item, send_bytes, watching
+from .asgi import Mailbox, NoItem, Receive, Send, next_item, send_bytes, watching
 from .streams import CLOSE_RESPONSE, JSON_HEADERS, MessageFeed, encode_message
-
-
-class StreamingResponse:
-    """A response its writer task copies from a stream's sink; ``idle`` while the writer
-    waits for the next event with nothing unsent (then another task may finish it)."""
-
-    __slots__ = ("idle", "sink")
-
-    def __init__(self) -> None:
-        self.sink: Mailbox[tuple[int, bytes] | None] | None = None
-        self.idle = False
 
 
 def _collect_waiting(sink: Mailbox[tuple[int, bytes] | None], after: int, buffer: bytearray) -> bool | None:
@@ -47,7 +35,6 @@ async def forward_stream(
     opening: bytes,
     sink: Mailbox[tuple[int, bytes] | None],
     after: int,
-    streaming: StreamingResponse | None = None,
 ) -> None:
     """Copy events from ``sink`` to the response until the stream ends or the client leaves.
 
@@ -68,13 +55,7 @@ async def forward_stream(
                     if ended:
                         return
                     buffer.clear()
-                if streaming is not None:
-                    streaming.idle = True
-                try:
-                    waited = await next_item(sink, gone)
-                finally:
-                    if streaming is not None:
-                        streaming.idle = False
+                waited = await next_item(sink, gone)
                 if type(waited) is NoItem:
                     return
                 if waited is None:
@@ -86,22 +67,6 @@ async def forward_stream(
                     buffer += event
         except OSError:
             return
-
-
-async def finish_from_post_task(streaming: StreamingResponse, send: Send) -> bool:
-    """End a POST's stream from the POST's own task when its handler has answered: if the
-    writer is idle and the stream's end is already in the sink, the rest goes out now,
-    sparing the turn that waking the writer would take. False if the writer must finish."""
-    sink = streaming.sink
-    if not streaming.idle or sink is None or not sink.ends_with(None):
-        return False
-    buffer = bytearray()
-    ended = _collect_waiting(sink, 0, buffer)
-    sink.put(DISMISSED)  # idle, the writer holds nothing unsent: it wakes to this and stops quietly
-    if ended:
-        with contextlib.suppress(OSError):
-            await send({"type": "http.response.body", "body": bytes(buffer), "more_body": False})
-    return True
 
 
 async def pump_get_stream(send: Send, receive: Receive, feed: MessageFeed) -> None:

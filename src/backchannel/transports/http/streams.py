@@ -70,17 +70,12 @@ class MessageFeed:
         self.request_id = request_id
         self.queue: Mailbox[dict[str, Any] | StreamSignal] = Mailbox()
         self.stream: ResumableStream | None = None
-        #: Called after a message waits in ``queue``: the POST whose task runs the request's
-        #: handler starts a writer then (nobody else would read the queue meanwhile).
-        self.on_put: Callable[[dict[str, Any] | StreamSignal], None] | None = None
 
     def put(self, message: dict[str, Any] | StreamSignal) -> None:
         if self.stream is not None:
             self.stream.deliver(message)
             return
         self.queue.put(message)
-        if self.on_put is not None:
-            self.on_put(message)
 
     async def first(self, wait: float) -> dict[str, Any] | StreamSignal | None:
         """The first message, or None if none came within ``wait`` seconds (or the client left)."""

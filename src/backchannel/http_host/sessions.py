@@ -24,18 +24,17 @@ import logging
 import secrets
 import time
 from collections import deque
-from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from ...protocol.events import Outgoing, RequestId
-from ..base import PushedTransport, TransportClosed, wire_messages
-from .asgi import Mailbox
-from .auth import Principal
-from .event_store import EventStore
-from .streams import CLOSE_RESPONSE, END_STREAM, MessageFeed, ResumableStream, StreamSignal
+from ..protocol.events import Outgoing, RequestId
+from ..transports.base import PushedTransport, TransportClosed, wire_messages
+from ..transports.http.asgi import Mailbox
+from ..transports.http.auth import Principal
+from ..transports.http.event_store import EventStore
+from ..transports.http.streams import CLOSE_RESPONSE, END_STREAM, MessageFeed, ResumableStream, StreamSignal
 
 if TYPE_CHECKING:
-    from .host import HostedServer
+    from .served import HostedServer
 
 logger = logging.getLogger("backchannel.http")
 _FINISHED_STREAMS_KEPT = 64
@@ -132,13 +131,10 @@ class HttpSession:
         self.responses -= 1
         self.touch()  # the idle clock starts when the client's last response ends
 
-    def feed_messages(
-        self, messages: list[Any], *, serve_in_caller_task: RequestId | None = None
-    ) -> Coroutine[Any, Any, None] | None:
-        """Serve what a POST carried; with ``serve_in_caller_task``, that request's handler is
-        returned to run in the POST's own task (see ``Connection.feed``)."""
+    def feed_messages(self, messages: list[Any]) -> None:
+        """Serve what a POST carried."""
         self.touch()
-        return self.connection.feed(messages, serve_in_caller_task=serve_in_caller_task)
+        self.connection.feed(messages)
 
     def open_feed(self, request_id: RequestId) -> MessageFeed:
         feed = MessageFeed(request_id)

@@ -11,27 +11,24 @@ from __future__ import annotations
 
 __all__ = ["RAW_JSON_HEADERS", "RAW_SSE_HEADERS", "answer_request_post", "resume_stream", "serve_get_stream"]
 
-import asyncio
 from typing import Any
 
-from ...framing import http as H
-from ...framing.sse import encode_comment, encode_event
-from ...protocol.events import RequestId
-from ...types.errors import InvalidRequest
-from .asgi import Receive, Send, encode_headers, send_bytes, send_start
-from .event_store import EventStore, parse_event_id
-from .responses import StreamingResponse, finish_from_post_task, forward_stream, pump_get_stream, send_rejection
-from .sessions import HttpSession
-from .streams import (
+from ..framing import http as H
+from ..framing.sse import encode_comment, encode_event
+from ..protocol.events import RequestId
+from ..transports.http.asgi import Receive, Send, encode_headers, send_bytes, send_start
+from ..transports.http.event_store import EventStore, parse_event_id
+from ..transports.http.responses import forward_stream, pump_get_stream, send_rejection
+from ..transports.http.streams import (
     CLOSE_RESPONSE,
-    END_STREAM,
     JSON_HEADERS,
     SSE_HEADERS,
     MessageFeed,
-    StreamSignal,
     encode_message,
     is_answer_to,
 )
+from ..types.errors import InvalidRequest
+from .sessions import HttpSession
 
 RAW_JSON_HEADERS = encode_headers(dict(JSON_HEADERS))
 RAW_SSE_HEADERS = encode_headers(SSE_HEADERS)
@@ -42,53 +39,22 @@ async def answer_request_post(
 ) -> None:
     """Answer a request POST: plain JSON when the answer is all there is, else a stream.
 
-    The POST's own task runs the request's handler (no task of its own, no hand-over
-    turn), and handlers run in the context of the HTTP request that carries them.
-    The first message the handler sends before its answer, or ``sse_after`` seconds
-    of silence, starts a writer task that streams the response while it goes on.
+    The runtime serves the request the way it serves every request (answered at once, or
+    in a task of its own, which inherits this HTTP request's context); this task writes the
+    response: the answer as JSON if it comes first within ``sse_after`` seconds, else a
+    resumable stream that starts with whatever came first.
     """
     request_id: RequestId = message["id"]
     feed = session.open_feed(request_id)
-    # The client is here until this response ends (``_respond`` says when): till then the
+    # The client is here until this response ends (``_respond`` detaches): till then the
     # idle reaper spares the session, whatever its requests wait for.
     session.attach()
-    loop = asyncio.get_running_loop()
-    writer: asyncio.Task[None] | None = None
-    responding = False  # whether ``_respond`` runs, which detaches when the response ends
-    streaming = StreamingResponse()
-
-    def start_writer(message: dict[str, Any] | StreamSignal | None = None) -> None:
-        nonlocal writer, responding
-        if writer is None and (message is None or not is_answer_to(message, request_id)):
-            feed.on_put = None
-            timer.cancel()
-            responding = True
-            writer = loop.create_task(_respond(session, feed, request_id, receive, send, 0.0, retry_ms, streaming))
-
     try:
-        handler = session.feed_messages([message], serve_in_caller_task=request_id)
-        if handler is None:  # answered at once (a plain synchronous tool), or refused
-            responding = True
-            await _respond(session, feed, request_id, receive, send, sse_after, retry_ms)
-            return
-        timer = loop.call_later(sse_after, start_writer)
-        feed.on_put = start_writer
-        try:
-            await handler
-        finally:
-            feed.on_put = None
-            timer.cancel()
-        if writer is not None:
-            if not await finish_from_post_task(streaming, send):
-                await writer
-            return
-        if feed.queue.empty():  # the handler was stopped (cancelled): no answer will come
-            feed.put(END_STREAM)
-        responding = True
-        await _respond(session, feed, request_id, receive, send, 0.0, retry_ms)
-    finally:
-        if not responding:
-            session.detach()
+        session.feed_messages([message])
+    except BaseException:
+        session.detach()
+        raise
+    await _respond(session, feed, request_id, receive, send, sse_after, retry_ms)
 
 
 async def _respond(
@@ -99,7 +65,6 @@ async def _respond(
     send: Send,
     wait: float,
     retry_ms: int,
-    streaming: StreamingResponse | None = None,
 ) -> None:
     """Send the response of a request POST; the session is detached from it when it ends."""
     try:
@@ -117,9 +82,7 @@ async def _respond(
             await send({"type": "http.response.body", "body": priming, "more_body": False})
         else:
             assert sink is not None
-            if streaming is not None:
-                streaming.sink = sink
-            await forward_stream(send, receive, priming, sink, 0, streaming)
+            await forward_stream(send, receive, priming, sink, 0)
     finally:
         session.detach()
 

@@ -20,16 +20,12 @@ from __future__ import annotations
 
 __all__ = ["HttpApp"]
 
-import asyncio
 import logging
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from ...framing import http as H
-from ...types import meta as M
-from ...types.errors import InvalidRequest
-from ...types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
-from .asgi import (
+from ..framing import http as H
+from ..transports.http.asgi import (
     Receive,
     Scope,
     Send,
@@ -37,9 +33,9 @@ from .asgi import (
     read_body,
     send_bytes,
 )
-from .auth import Authenticator, Principal
-from .event_store import EventStore, InMemoryEventStore
-from .limits import (
+from ..transports.http.auth import Authenticator, Principal
+from ..transports.http.event_store import EventStore, InMemoryEventStore
+from ..transports.http.limits import (
     BODY_TIMEOUT,
     MAX_REQUESTS,
     MAX_SESSIONS,
@@ -50,13 +46,16 @@ from .limits import (
     busy,
     too_slow,
 )
-from .responses import send_rejection
+from ..transports.http.responses import send_rejection
+from ..types import meta as M
+from ..types.errors import InvalidRequest
+from ..types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from .session_responses import answer_request_post, resume_stream, serve_get_stream
 from .sessions import HttpSession, SessionRegistry
 from .stateless import serve_stateless
 
 if TYPE_CHECKING:
-    from .host import HostedServer
+    from .served import HostedServer
 
 logger = logging.getLogger("backchannel.http")
 
@@ -238,10 +237,6 @@ class HttpApp:
             return
         if kind != "request":
             session.feed_messages([message])
-            if kind == "response":
-                # The handler this answer unblocked goes first: the result the client waits
-                # for leaves a write sooner, the 202 that nothing waits on right after.
-                await asyncio.sleep(0)
             await send_bytes(send, 202, b"", [session.header_bytes])
             return
         await answer_request_post(session, message, receive, send, sse_after=self.sse_after, retry_ms=self.retry_ms)
