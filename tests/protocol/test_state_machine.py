@@ -115,6 +115,8 @@ def prepare(action: SessionInput, role: str, rid: Any, variant: bool) -> Move | 
             s.send_result(rid, initialize_result("2025-11-25"))
         message = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         return Move(s, lambda: s.receive_message(message))
+    if action is In.RESUME_HANDSHAKE:  # a fleet worker taking up a session another worker opened
+        return None if role == "client" else Move(s, lambda: s.resume_handshake("2025-11-25", {"roots": {}}))
     if action is In.SEND_HANDSHAKE_ERA_REQUEST:
         return Move(s, lambda: s.send_request("tools/list" if role == "client" else "custom/ask"))
     if action is In.RECV_HANDSHAKE_ERA_REQUEST:
@@ -146,7 +148,7 @@ NOTIFICATIONS_IN = (In.RECV_INITIALIZED,)
 
 
 def test_the_universe_is_complete() -> None:
-    assert len(ALL_SESSION_MOVES) == 2 * len(SessionState) * len(SessionInput) == 160
+    assert len(ALL_SESSION_MOVES) == 2 * len(SessionState) * len(SessionInput) == 170
     for role in ("client", "server"):
         assert set(SESSION_TRANSITIONS[role]) <= {(s, i) for _, s, i in ALL_SESSION_MOVES}  # type: ignore[index]
     assert {who_is_at_fault(i) for i in SessionInput if i.name.startswith("RECV_")} == {"remote"}
@@ -644,3 +646,23 @@ BackToBack.TestCase.settings = settings(
     max_examples=60, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 test_back_to_back = BackToBack.TestCase
+
+
+def test_a_resumed_session_serves_and_asks_as_after_its_own_handshake() -> None:
+    # A fleet worker takes up a session another worker opened: requests are served at once,
+    # what the client declared is enforced, and its own requests carry the worker's prefix.
+    from backchannel.protocol import Session, SessionConfig
+    from backchannel.types.errors import MissingCapability
+
+    s = Session(SessionConfig("server"))
+    s.id_prefix = "w1-"
+    s.resume_handshake("2025-11-25", {"elicitation": {}}, {"name": "c"})
+    assert s.state is SessionState.READY and s.protocol_version == "2025-11-25"
+    (event,) = s.receive_message(request(7, "tools/list"))
+    assert isinstance(event, RequestReceived) and event.client_capabilities == {"elicitation": {}}
+    asked = s.send_request("elicitation/create", {"mode": "form", "message": "?", "requestedSchema": {}})
+    assert asked == "w1-1" and s.outgoing()[0]["id"] == "w1-1"
+    with pytest.raises(MissingCapability):
+        s.send_request("sampling/createMessage", {"messages": [], "maxTokens": 1})
+    with pytest.raises(LocalProtocolError):
+        s.resume_handshake("2025-11-25", {})  # only a new session can be taken up

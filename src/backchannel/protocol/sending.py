@@ -59,6 +59,20 @@ class Sending(SessionBase):
         self.era = "stateless"
         self.stateless_version = version
 
+    def resume_handshake(
+        self, version: str, peer_capabilities: dict[str, Any], peer_info: dict[str, Any] | None = None
+    ) -> None:
+        """Server: take up a handshake-era session whose ``initialize`` another worker of the
+        fleet served, as it agreed (``version``, the client's capabilities and info); the
+        session is READY, as after ``notifications/initialized``."""
+        if version not in self.config.handshake_versions:
+            raise LocalProtocolError(f"{version!r} is not a handshake-era version we speak")
+        self._move(SessionInput.RESUME_HANDSHAKE)
+        self.protocol_version = version
+        self.peer_capabilities = dict(peer_capabilities)
+        self.peer_info = dict(peer_info or {})
+        self.era = "handshake"
+
     def stateless_meta(self, version: str | None = None) -> dict[str, Any]:
         """The ``_meta`` keys every stateless-era request carries."""
         meta = stateless_meta(version or self.stateless_version, self.config.capabilities, self.config.info)
@@ -98,7 +112,7 @@ class Sending(SessionBase):
             if self.role == "server":
                 self._check_peer_declared(method, params)
         self._next_id += 1
-        request_id = self._next_id
+        request_id: RequestId = self._next_id if self.id_prefix is None else f"{self.id_prefix}{self._next_id}"
         state = _SENT_INITIALIZE if method == "initialize" else _SENT
         self._outbound[request_id] = OutboundRequest(method, state, token=token)
         if token is not None:

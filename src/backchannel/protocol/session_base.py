@@ -64,6 +64,9 @@ class SessionBase:
         self._outbound: dict[RequestId, OutboundRequest] = {}
         self._tokens: dict[int | str, RequestId] = {}
         self._next_id = 0
+        #: Put before the number of each request we send (ids become strings): a worker of a
+        #: fleet names itself there, so the peer's answer can be routed back to it.
+        self.id_prefix: str | None = None
 
     def _next_state(self, action: SessionInput, method: str | None = None) -> SessionState | None:
         """Where ``action`` leads from the current state; None when the table ignores it.

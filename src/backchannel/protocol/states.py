@@ -118,6 +118,8 @@ class SessionInput(Enum):
     RECV_INITIALIZE_RESULT = "receive initialize result"  # client
     RECV_INITIALIZE_ERROR = "receive initialize error"  # client
     RECV_INITIALIZED = "receive initialized"  # server
+    #: A worker of a fleet takes up a session whose handshake another worker served.
+    RESUME_HANDSHAKE = "resume a handshake served elsewhere"  # server
     SEND_HANDSHAKE_ERA_REQUEST = "send request (handshake era)"
     RECV_HANDSHAKE_ERA_REQUEST = "receive request (handshake era)"
     SEND_STATELESS_REQUEST = "send request (stateless era)"  # client
@@ -145,6 +147,7 @@ _SERVER_ONLY = (
     In.SEND_INITIALIZE_RESULT,
     In.SEND_INITIALIZE_ERROR,
     In.RECV_INITIALIZED,
+    In.RESUME_HANDSHAKE,
     In.RECV_STATELESS_REQUEST,
 )
 
@@ -156,6 +159,7 @@ _BOTH_ROLES: dict[tuple[SessionState, SessionInput], SessionState] = {
     (S.INITIALIZING, In.RECV_INITIALIZE_RESULT): S.READY,
     (S.INITIALIZING, In.RECV_INITIALIZE_ERROR): S.NEW,
     (S.INITIALIZING, In.RECV_INITIALIZED): S.READY,
+    (S.NEW, In.RESUME_HANDSHAKE): S.READY,
     # A client that pipelines `initialized` right behind `initialize` makes us READY
     # before the initialize handler answers; the answer must still go out.
     (S.READY, In.SEND_INITIALIZE_RESULT): S.READY,
