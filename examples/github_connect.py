@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
-import httpx
+import httpx2
 import uvicorn
 from authlib.common.security import generate_token
 from authlib.integrations.httpx_client import AsyncOAuth2Client
@@ -65,8 +65,8 @@ from starlette.routing import Route
 
 from backchannel import Client, Context, Server, ToolError
 from backchannel.client.url_flow import UrlElicitation
-from backchannel.server.url_elicitation import UrlElicitations, UrlFlow
 from backchannel.http_host.app import HttpApp
+from backchannel.server.url_elicitation import UrlElicitations, UrlFlow
 from backchannel.transports.http.auth import BearerTokens
 
 CLIENT_ID = "mcp-github-connect"
@@ -321,7 +321,7 @@ class GitHubConnect:
         token = self.vault.get(owner)
         if token is None:
             return None
-        async with httpx.AsyncClient() as http:
+        async with httpx2.AsyncClient() as http:
             response = await http.get(f"{self.provider_url}{path}", headers={"authorization": f"Bearer {token}"})
         if response.status_code == 401:
             self.vault.pop(owner, None)  # revoked or expired: connect again

@@ -51,7 +51,7 @@ def test_a_stdio_server_does_not_import_an_http_stack() -> None:
         "from backchannel import Server\n"
         "from backchannel.transports.stdio import StdioServerTransport\n"
         "Server('x').add_tool(lambda text: text, name='echo')\n"
-        "print(sorted(m for m in ('httpx', 'starlette', 'uvicorn', 'anyio') if m in sys.modules))\n"
+        "print(sorted(m for m in ('httpx', 'httpx2', 'starlette', 'uvicorn', 'anyio') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"

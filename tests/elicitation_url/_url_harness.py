@@ -27,7 +27,7 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 
 from backchannel import Client, Context, Server
 from backchannel.client.url_flow import UrlElicitation, UrlElicitationHandler

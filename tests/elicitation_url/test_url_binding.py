@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 
-import httpx
+import httpx2 as httpx
 import pytest
 from _url_harness import BASE, Browser, Person, ProviderGrant, code_in, connected, live, make_server, run, text_of
 

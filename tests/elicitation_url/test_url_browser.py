@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 import pytest
 from _url_harness import Person, code_in, run, text_of
 

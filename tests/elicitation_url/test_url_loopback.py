@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2 as httpx
 import pytest
 from _url_harness import ERAS, Person, code_in, run, text_of
 

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import httpx
+import httpx2 as httpx
 
 from backchannel import Context, Server
 from backchannel.framing import http as H

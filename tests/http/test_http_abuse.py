@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 import uvicorn
 from _http_harness import (
     ACCEPT_BOTH,

@@ -23,7 +23,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 import pytest
 
 from backchannel import Client

@@ -13,7 +13,7 @@ import asyncio
 import time
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 from _http_harness import (
     SSEReader,
     assert_jsonrpc_error,

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
+import httpx2 as httpx
 import pytest
 from _http_harness import (
     asgi_client,

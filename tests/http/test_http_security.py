@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 import pytest
 from _http_harness import (
     ACCEPT_BOTH,

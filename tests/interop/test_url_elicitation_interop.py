@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2 as httpx
 import pytest
 
 from peers.paths import NODE22, PEERS_DIR, TESTS_DIR, have_npm_peers, have_pysdk, pysdk_client_cmd

@@ -226,7 +226,7 @@ def add_url_elicitation_tools(server: Server) -> None:
         return {
             "base_url": flows.base_url if flows is not None else None,
             "listening": flows.listening if flows is not None else False,
-            "http_stack": sorted(m for m in ("uvicorn", "httpx", "starlette") if m in sys.modules),
+            "http_stack": sorted(m for m in ("uvicorn", "httpx", "httpx2", "starlette") if m in sys.modules),
         }
 
 

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-FORBIDDEN = ("asyncio", "anyio", "httpx", "starlette", "uvicorn", "trio", "pydantic")
+FORBIDDEN = ("asyncio", "anyio", "httpx", "httpx2", "starlette", "uvicorn", "trio", "pydantic")
 CORE = (
     "backchannel.protocol",
     "backchannel.protocol.session",

@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-import httpx
+import httpx2 as httpx
 import pytest
 
 from backchannel import Client
@@ -565,7 +565,7 @@ def test_stateless_requests_mirror_headers_and_invalid_tools_are_dropped(caplog:
 
 
 def test_client_module_imports_no_http_stack() -> None:
-    code = "import sys, backchannel.client.client; sys.exit('httpx' in sys.modules)"
+    code = "import sys, backchannel.client.client; sys.exit('httpx' in sys.modules or 'httpx2' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

@@ -97,7 +97,7 @@ def sign_in_through_the_page(url: str, code: str, login: str = "octocat") -> str
     One cookie jar throughout, as a browser has; the title of the last page."""
     import re
 
-    import httpx
+    import httpx2 as httpx
 
     with httpx.Client(follow_redirects=True, timeout=10) as browser:
         page = browser.get(url)

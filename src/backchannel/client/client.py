@@ -52,7 +52,7 @@ from .tool_headers import keep_tools_with_valid_headers
 from .url_flow import UrlElicitationHandler, retry_after_url_flows
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
 
 R = TypeVar("R", bound=msgspec.Struct)
 _VERSION = "0.1.0"
@@ -150,13 +150,13 @@ class Client:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
-        httpx_client: httpx.AsyncClient | None = None,
+        httpx_client: httpx2.AsyncClient | None = None,
         **options: Any,
     ) -> Client:
         """A client for the Streamable HTTP endpoint at ``url``, either era.
 
         ``headers`` go on every request; ``httpx_client`` (closed by its owner, not
-        by us) chooses TLS, proxies, or an in-process ``httpx.ASGITransport``."""
+        by us) chooses TLS, proxies, or an in-process ``httpx2.ASGITransport``."""
         from ..transports.http.client import HttpClientTransport
 
         return cls(HttpClientTransport(url, headers=headers, httpx_client=httpx_client), **options)

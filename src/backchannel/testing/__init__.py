@@ -23,7 +23,7 @@ What is here:
 
 - ``connected(server, era, transport)``: a ``Client`` wired to your ``Server`` in this
   process, over ``"memory"``, ``"stdio"`` (OS pipes), ``"http"`` (uvicorn on a free
-  loopback port) or ``"asgi"`` (``httpx.ASGITransport``), in the ``"handshake"``,
+  loopback port) or ``"asgi"`` (``httpx2.ASGITransport``), in the ``"handshake"``,
   ``"stateless"`` or ``"auto"`` era. ``open_link`` gives the raw client-side transport.
 - ``Tap``: wraps either end and keeps what crossed the wire, to assert on it.
 - ``FakeClock``: a clock you ``advance``; give it to whatever takes ``clock=`` and let

@@ -58,7 +58,7 @@ async def open_link(
       ``Client.stdio(sys.executable, ["server.py"])`` instead.
     - ``"http"``: ``server.http_app(**http_options)`` under uvicorn on a free port of
       127.0.0.1, read by ``HttpClientTransport``: live streams, real sockets.
-    - ``"asgi"``: the same app reached in process through ``httpx.ASGITransport``: no
+    - ``"asgi"``: the same app reached in process through ``httpx2.ASGITransport``: no
       socket, but each response arrives only once the app has finished it.
 
     ``wrap_server`` / ``wrap_client`` wrap the server's / client's end (a ``Tap``, a fault
@@ -152,7 +152,7 @@ async def _stdio_pair() -> AsyncIterator[tuple[StdioServerTransport, StdioServer
 async def _http_link(
     server: Server, kind: TransportKind, wrap_client: Wrap, http_options: dict[str, Any]
 ) -> AsyncIterator[Link]:
-    import httpx
+    import httpx2
 
     from ..transports.http.client import HttpClientTransport
 
@@ -161,10 +161,10 @@ async def _http_link(
     async with contextlib.AsyncExitStack() as stack:
         if kind == "http":
             base = await stack.enter_async_context(serve_on_loopback(app))
-            http = httpx.AsyncClient(timeout=httpx.Timeout(30, read=None))
+            http = httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=None))
         else:
             base = "http://127.0.0.1"
-            http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base)
+            http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url=base)
         stack.push_async_callback(http.aclose)
         stack.push_async_callback(app.aclose)
         client_end = wrap_client(HttpClientTransport(base + path, httpx_client=http))

@@ -1,1 +1,1 @@
-"""Streamable HTTP: the ASGI server app and the httpx client transport."""
+"""Streamable HTTP: the ASGI server app and the httpx2 client transport."""

@@ -37,7 +37,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
+import httpx2
 
 from ...protocol.events import CancelIntent, Outgoing
 from ..base import Transport, TransportBroken, TransportClosed
@@ -53,7 +53,7 @@ class HttpClientTransport(HttpLink, Transport, NegotiatedHeaders):
     """The client end of Streamable HTTP at ``url``; hand it to ``Client`` (or use ``Client.http``).
 
     ``headers`` go on every request (say, ``Authorization``). Pass ``httpx_client``
-    to choose TLS, proxies or an in-process ``httpx.ASGITransport``; the transport
+    to choose TLS, proxies or an in-process ``httpx2.ASGITransport``; the transport
     closes only a client it created. ``open_get_stream`` opens the handshake-era
     ``GET`` stream once the session is ready. ``max_reconnects`` bounds the
     consecutive reconnections of one SSE stream that bring nothing new.
@@ -68,7 +68,7 @@ class HttpClientTransport(HttpLink, Transport, NegotiatedHeaders):
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
-        httpx_client: httpx.AsyncClient | None = None,
+        httpx_client: httpx2.AsyncClient | None = None,
         open_get_stream: bool = True,
         max_reconnects: int = 5,
     ) -> None:

@@ -32,7 +32,7 @@ from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import httpx
+import httpx2
 
 from ...protocol.events import RequestId
 from ...types import meta as M
@@ -46,21 +46,21 @@ ACCEPT_BOTH = "application/json, text/event-stream"
 SSE = "text/event-stream"
 #: How much of a body or an event an error or log message quotes.
 SNIPPET_CHARS = 200
-NETWORK_ERRORS = (httpx.HTTPError, OSError)
+NETWORK_ERRORS = (httpx2.HTTPError, OSError)
 #: Nothing accepted our connection: the server is gone (or was never there), so no request can succeed.
-UNREACHABLE = (httpx.ConnectError, httpx.ConnectTimeout)
+UNREACHABLE = (httpx2.ConnectError, httpx2.ConnectTimeout)
 #: The connection broke under a request: the server may have died, or only this connection did.
 CUT = (
-    httpx.ReadError,
-    httpx.WriteError,
-    httpx.CloseError,
-    httpx.RemoteProtocolError,
-    httpx.ReadTimeout,
-    httpx.WriteTimeout,
+    httpx2.ReadError,
+    httpx2.WriteError,
+    httpx2.CloseError,
+    httpx2.RemoteProtocolError,
+    httpx2.ReadTimeout,
+    httpx2.WriteTimeout,
     OSError,
 )
 #: How long the reachability check may take, per attempt; a dead pooled connection costs one more attempt.
-_PROBE_TIMEOUT = httpx.Timeout(10.0)
+_PROBE_TIMEOUT = httpx2.Timeout(10.0)
 _PROBE_ATTEMPTS = 2
 
 
@@ -94,16 +94,22 @@ class HttpLink:
         url: str,
         *,
         headers: Mapping[str, str] | None,
-        httpx_client: httpx.AsyncClient | None,
+        httpx_client: httpx2.AsyncClient | None,
         open_get_stream: bool,
         max_reconnects: int,
     ) -> None:
+        if httpx_client is not None and not isinstance(httpx_client, httpx2.AsyncClient):
+            # An httpx client would raise httpx's exceptions, which no handler here translates.
+            raise TypeError(
+                f"httpx_client must be an httpx2.AsyncClient, not {type(httpx_client).__module__}."
+                f"{type(httpx_client).__qualname__}: backchannel uses httpx2, the maintained line of httpx"
+            )
         self.url = url
-        self.headers = httpx.Headers(dict(headers or {}))
+        self.headers = httpx2.Headers(dict(headers or {}))
         self.open_get_stream = open_get_stream
         self.max_reconnects = max_reconnects
         self.owns_client = httpx_client is None
-        self.http = httpx_client or httpx.AsyncClient(timeout=httpx.Timeout(30, read=None))
+        self.http = httpx_client or httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=None))
         #: ``Mcp-Session-Id`` from the ``initialize`` response, sent on every later handshake-era request.
         self.session_id: str | None = None
         #: The handshake-era version the client says ``initialize`` chose (``use_protocol_version``).
@@ -142,9 +148,9 @@ class HttpLink:
             return
         self.deliver([{"jsonrpc": "2.0", "id": exchange.request_id, "error": {"code": code, "message": message}}])
 
-    def stream_headers(self, last_event_id: str | None) -> httpx.Headers:
+    def stream_headers(self, last_event_id: str | None) -> httpx2.Headers:
         """Headers of a handshake-era GET (or, without ``accept``, the closing DELETE)."""
-        headers = httpx.Headers(self.headers)
+        headers = httpx2.Headers(self.headers)
         headers["accept"] = SSE
         if self.session_id is not None:
             headers["mcp-session-id"] = self.session_id
@@ -176,7 +182,7 @@ class HttpLink:
     async def _check_reachable(self) -> bool:
         # A GET without the session: it opens no stream and touches no state, and any HTTP
         # answer, even an error status, proves that something serves the URL.
-        headers = httpx.Headers(self.headers)
+        headers = httpx2.Headers(self.headers)
         headers["accept"] = SSE
         failure: BaseException | None = None
         for _ in range(_PROBE_ATTEMPTS):  # a pooled connection the server had dropped fails once, harmlessly
@@ -186,7 +192,7 @@ class HttpLink:
             except UNREACHABLE as exc:
                 failure = exc
                 break
-            except httpx.TimeoutException:
+            except httpx2.TimeoutException:
                 return True  # it took the connection and is slow to answer: not gone
             except NETWORK_ERRORS as exc:
                 failure = exc  # it took the connection and dropped it without an HTTP answer
@@ -229,10 +235,10 @@ def label(message: dict[str, Any]) -> str:
 
 
 def describe(exc: BaseException) -> str:
-    """An exception as a log or error message says it, with the system's reason when httpx hides it."""
+    """An exception as a log or error message says it, with the system's reason when httpx2 hides it."""
     text = str(exc)
     described = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    # httpx says "All connection attempts failed"; the system's reason ("Connection refused") is further down.
+    # httpx2 says "All connection attempts failed"; the system's reason ("Connection refused") is further down.
     reason = _system_reason(exc)
     return f"{described} ({reason})" if reason and reason not in described else described
 

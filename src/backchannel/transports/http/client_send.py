@@ -16,7 +16,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
+import httpx2
 import msgspec
 
 from ...framing import http as H
@@ -43,7 +43,7 @@ _encode = msgspec.json.encode
 class _Body:
     """A request body that says when the HTTP stack has taken all of it: the POST is sent.
 
-    Iterable more than once, so httpx may replay it.
+    Iterable more than once, so httpx2 may replay it.
     """
 
     def __init__(self, data: bytes, sent: asyncio.Event) -> None:
@@ -97,8 +97,8 @@ def cancel(link: HttpLink, intent: CancelIntent) -> None:
         link.outbox.put_nowait(Post(intent.as_notification(), then_close=exchange))
 
 
-def _post_headers(link: HttpLink, message: dict[str, Any]) -> httpx.Headers:
-    headers = httpx.Headers(link.headers)
+def _post_headers(link: HttpLink, message: dict[str, Any]) -> httpx2.Headers:
+    headers = httpx2.Headers(link.headers)
     headers["content-type"] = "application/json"
     headers["accept"] = ACCEPT_BOTH
     if stateless_version(message) is not None:

@@ -16,7 +16,7 @@ import contextlib
 import logging
 from typing import Any
 
-import httpx
+import httpx2
 
 from ...framing.codec import decode_json
 from ...framing.sse import SSEDecoder, SSEEvent, SSEEventTooLarge
@@ -41,7 +41,7 @@ _DEFAULT_RETRY_MS = 1000
 _ERROR_BODY_LIMIT = 64 * 1024
 
 
-async def read_answer(link: HttpLink, response: httpx.Response, post: Post, carried_session: bool) -> None:
+async def read_answer(link: HttpLink, response: httpx2.Response, post: Post, carried_session: bool) -> None:
     """Deliver what answers ``post``, or an error answer for its request when nothing does."""
     status, exchange = response.status_code, post.exchange
     if not 200 <= status < 300:
@@ -70,7 +70,7 @@ async def read_answer(link: HttpLink, response: httpx.Response, post: Post, carr
     link.fail(exchange, f"HTTP {status} from server ended without an answer to {exchange.method}")
 
 
-async def _read_request_stream(link: HttpLink, response: httpx.Response, exchange: Exchange) -> None:
+async def _read_request_stream(link: HttpLink, response: httpx2.Response, exchange: Exchange) -> None:
     decoder = SSEDecoder()
     problem = "the server closed the stream before answering"
     cut = False
@@ -159,7 +159,7 @@ async def listen(link: HttpLink) -> None:
         await asyncio.sleep(_retry_seconds(decoder))
 
 
-async def _read_events(link: HttpLink, response: httpx.Response, decoder: SSEDecoder) -> int:
+async def _read_events(link: HttpLink, response: httpx2.Response, decoder: SSEDecoder) -> int:
     """Deliver every message of an SSE response as it arrives; how many there were."""
     count = 0
     try:
@@ -188,7 +188,7 @@ def _deliver_events(link: HttpLink, events: list[SSEEvent]) -> int:
     return len(messages)
 
 
-async def _refused(link: HttpLink, response: httpx.Response, post: Post, carried_session: bool) -> None:
+async def _refused(link: HttpLink, response: httpx2.Response, post: Post, carried_session: bool) -> None:
     body = await _read_limited(response)
     status, exchange = response.status_code, post.exchange
     if exchange is None:
@@ -203,7 +203,7 @@ async def _refused(link: HttpLink, response: httpx.Response, post: Post, carried
     link.deliver([{"jsonrpc": "2.0", "id": exchange.request_id, "error": error}])
 
 
-def _media_type(response: httpx.Response) -> str:
+def _media_type(response: httpx2.Response) -> str:
     content_type: str = response.headers.get("content-type", "")
     return content_type.partition(";")[0].strip().lower()
 
@@ -218,7 +218,7 @@ def _session_expired(status: int, session_id: str | None) -> str:
     return ""
 
 
-async def _read_limited(response: httpx.Response) -> bytes:
+async def _read_limited(response: httpx2.Response) -> bytes:
     body = bytearray()
     with contextlib.suppress(*NETWORK_ERRORS):
         async for chunk in response.aiter_bytes():

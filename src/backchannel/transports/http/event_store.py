@@ -13,6 +13,8 @@ __all__ = ["EventStore", "InMemoryEventStore", "parse_event_id"]
 import abc
 from collections import deque
 
+from ...protocol.events import RequestId
+
 
 def parse_event_id(event_id: str) -> tuple[str, int] | None:
     """``(stream, position)`` of an id we issued, or None for anything else."""
@@ -23,6 +25,13 @@ def parse_event_id(event_id: str) -> tuple[str, int] | None:
 
 
 class EventStore(abc.ABC):
+    def begin(self, stream: str, request_id: RequestId | None) -> None:  # noqa: B027 - a store may keep nothing
+        """A stream answering ``request_id`` starts (a shared store keeps it, to answer for a
+        writer that dies). Must not block, like ``store``."""
+
+    def finish(self, stream: str, position: int) -> None:  # noqa: B027 - a store may keep nothing
+        """``stream`` ended after event ``position`` (its answer went out). Must not block."""
+
     @abc.abstractmethod
     def store(self, stream: str, position: int, event: bytes) -> None:
         """Keep ``event`` (encoded SSE bytes) as number ``position`` of ``stream``.

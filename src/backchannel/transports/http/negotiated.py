@@ -8,7 +8,7 @@ The client reads the ``initialize`` and ``tools/list`` results; a transport that
 implements ``NegotiatedHeaders`` is handed what it needs through these two methods.
 
 This module imports no HTTP stack, so ``backchannel.client`` can name the
-interface without loading httpx.
+interface without loading httpx2.
 """
 
 from __future__ import annotations

@@ -106,6 +106,7 @@ class ResumableStream:
 
     def begin(self, first: dict[str, Any] | StreamSignal | None) -> None:
         """Take over ``feed``: ``first`` and whatever is queued go out now, the rest as routed."""
+        self.store.begin(self.stream_id, self.feed.request_id)
         waiting = [first] if first is not None else []
         while not self.feed.queue.empty():
             item = self.feed.queue.get_nowait()
@@ -134,6 +135,7 @@ class ResumableStream:
             if not is_answer_to(message, self.feed.request_id):
                 return
         self.finished = True
+        self.store.finish(self.stream_id, self.position)
         self.detach()
         self._on_finished(self)
 
