@@ -24,7 +24,8 @@ from ..types.versions import Era
 from . import elicitation, roots, sampling
 from .mrtr import InputRequired, Round, run_once
 from .progress import ProgressStages
-from .roots import Roots, known_roots
+from .progress_parts import ProgressParts
+from .roots import Roots, hidden_log, known_roots, text_hider
 from .url_elicitation import ask
 
 if TYPE_CHECKING:
@@ -254,13 +255,26 @@ class Context:
         """Progress for multi-stage work on one monotonic scale (see ``ProgressStages``)."""
         return ProgressStages(self, stages, total)
 
+    def progress_parts(
+        self, parts: Sequence[str] | Mapping[str, float] | None = None, total: float = 100.0
+    ) -> ProgressParts:
+        """Progress for sub-tasks that run at once, as one increasing stream that ends at
+        ``total``: ``async with ctx.progress_parts() as parts: part = parts.add("download",
+        weight=3)``, then ``await part.advance(4096, of=size)`` (see ``ProgressParts``)."""
+        return ProgressParts(self, parts, total)
+
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far along the work is.
 
         A no-op when the client asked for no progress. Values must increase;
         a value that does not, or one reported after the answer, raises
-        ``LocalProtocolError`` and is not sent.
+        ``LocalProtocolError`` and is not sent. A root the client marked sensitive
+        shows in ``message`` as ``[REDACTED:sensitive root]``.
         """
+        if message:
+            hide = text_hider(self)
+            if hide is not None:
+                message = hide(message)
         self.connection.report_progress(self.request.id, progress, total, message)
 
     def close_sse_stream(self) -> bool:
@@ -279,7 +293,8 @@ class Context:
         Handshake era: at or above the level set with ``logging/setLevel``
         (or the server's default). Stateless era: only when the request
         carried a log level, and at or above it. ``data`` is any JSON value;
-        secrets and personal data in it are redacted, and the rate is limited.
+        secrets and personal data in it are redacted, the paths of roots the client
+        marked sensitive are hidden, and the rate is limited.
         """
         self.log_nowait(level, data, logger)
 
@@ -290,6 +305,9 @@ class Context:
         threshold = self.request.log_level if self.era == "stateless" else self.server.log_level_for(self.connection)
         if threshold is None or LOG_LEVEL_RANK[level] < LOG_LEVEL_RANK[threshold]:
             return False
+        hide = text_hider(self)
+        if hide is not None:
+            data, logger = hidden_log(self.server.log_redactor, hide, data, logger)
         return self.server.send_log(self.connection, self.request, level, data, logger)
 
     async def debug(self, data: Any, logger: str | None = None) -> None:

@@ -39,6 +39,7 @@ from __future__ import annotations
 __all__ = ["DEFAULT_KEYS", "DEFAULT_PATTERNS", "REDACTED", "Redactor"]
 
 import contextlib
+import copy
 import dataclasses
 import datetime
 import decimal
@@ -99,6 +100,7 @@ class Redactor:
         for phrase in self._phrases:
             self._by_last.setdefault(phrase[-1], []).append(phrase)
         self._key_cache: dict[str, tuple[str, bool]] = {}
+        self._hide: Callable[[str], str] | None = None
         self.patterns = tuple((label, re.compile(pattern)) for label, pattern in patterns)
         # Each alternative of the combined expression has a bit; a text is searched with the
         # alternatives whose trigger substrings it contains (all of them for one without triggers),
@@ -196,8 +198,19 @@ class Redactor:
 
     # ------------------------------------------------------------------ text
 
+    def hiding(self, hide: Callable[[str], str]) -> Redactor:
+        """This redactor, passing every text (keys too) through ``hide`` before its own rules:
+        ``ctx.log`` puts a placeholder where a sensitive root's path was this way
+        (``server/roots.py``). Shares the compiled patterns, so it is cheap to make."""
+        other = copy.copy(self)
+        other._hide = hide
+        other._key_cache = {}
+        return other
+
     def text(self, text: str) -> str:
         """``text`` with every secret of a known shape, and every sensitive ``key=value``, replaced."""
+        if self._hide is not None:
+            text = self._hide(text)
         text = self._shapes(text)
         return redact_key_values(text, self.sensitive_key) if self._phrases else text
 
