@@ -35,7 +35,7 @@ def test_bench_prefix_count() -> None:
 def test_bench_word_list_over_the_wire(era: str) -> None:
     """CP-03: the contract's ``greet``/``word`` completion for all 1,110 prefixes of 1-3 letters."""
     words = bench_words()
-    server = Server("bench")
+    server = Server("bench", completion_rate=None)  # 1,114 requests back to back: no rate limit
     server.add_prompt(lambda word: f"hello {word}", name="greet", completers={"word": words})
 
     async def body() -> None:

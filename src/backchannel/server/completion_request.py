@@ -1,19 +1,76 @@
-"""``completion/complete``: find the prompt or template argument asked about and run its completer.
+"""``completion/complete``: find the prompt or template argument asked about and run its completer,
+for callers that keep within the rate limit.
 
 The completers themselves are made at registration (``completion.py``); this is the request's side.
 """
 
 from __future__ import annotations
 
-__all__ = ["handle_complete"]
+__all__ = ["CompletionLimit", "handle_complete"]
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from ..types.errors import InvalidParams
+from ..runtime.ratelimit import KeyedBuckets
+from ..types.errors import InvalidParams, RateLimited
 from .completion import ArgumentCompleter
+from .options import CompletionOptions
 from .prompts import RegisteredPrompt
 from .resources import RegisteredResource, RegisteredTemplate
+
+if TYPE_CHECKING:
+    from .context import Context
+
+
+class CompletionLimit:
+    """The rate limit on ``completion/complete`` (``Server(completion_rate=, completion_burst=)``):
+    ``check(context)`` before serving one; it raises ``RateLimited`` for a caller over the limit.
+
+    Who counts as one caller (the spec says to rate-limit completion, not by what):
+
+    * handshake era: the connection, i.e. one stdio process or one HTTP session;
+    * stateless era: the authenticated principal, since every HTTP request is a connection of its
+      own (SEP-2567 points rate limits at the principal); over stdio and memory, which carry one
+      client, the connection; HTTP callers without a principal share one bucket. Their address
+      would tell them apart only until a proxy or a NAT stands in front, which is where stateless
+      servers run: a server that wants fairness between people names them with an authenticator.
+
+    Buckets live in this process: several workers each allow the rate.
+    """
+
+    def __init__(self, options: CompletionOptions, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.options = options
+        self._buckets = None if options.rate is None else KeyedBuckets(options.rate, options.burst, clock=clock)
+
+    def check(self, context: Context) -> None:
+        """Count one request of the caller of ``context``; ``RateLimited`` (-31429) when over the limit."""
+        buckets = self._buckets
+        if buckets is None:
+            return
+        key, caller = _caller(context)
+        bucket = buckets.bucket(key)
+        if bucket.allow():
+            return
+        wait_ms = math.ceil(bucket.retry_after() * 1000)
+        raise RateLimited(
+            f"completion/complete is limited to {buckets.rate:g} requests a second (bursts of {buckets.burst:g}) "
+            f"per {caller}; try again in {wait_ms} ms",
+            data={"retryAfterMs": wait_ms, "rate": buckets.rate, "burst": buckets.burst, "per": caller},
+        )
+
+
+def _caller(context: Context) -> tuple[str, str]:
+    """The bucket's key for ``context``'s caller, and what kind of caller that is (for the message)."""
+    if context.era == "handshake":
+        return context.server.connection_scope(context.connection) or "anonymous", "connection"
+    scope = context.caller_scope(anonymous="anonymous") or "anonymous"
+    if context.principal is not None:
+        return scope, "principal"
+    if scope == "anonymous":
+        return scope, "anonymous HTTP caller (all of them together)"
+    return scope, "connection"
 
 
 async def handle_complete(
@@ -21,11 +78,14 @@ async def handle_complete(
     prompts: Mapping[str, RegisteredPrompt],
     templates: Sequence[RegisteredTemplate],
     resources: Mapping[str, RegisteredResource],
+    admit: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Validate a ``completion/complete`` request and run the argument's completer.
 
     Unknown prompt, template or argument: ``InvalidParams`` naming it. A known
-    argument with no completer gets an empty answer."""
+    argument with no completer gets an empty answer. ``admit()`` is called once the request
+    is known to be well formed, before any completer runs (the rate limit: a malformed
+    request is answered for what it is, and only a real question counts against the caller)."""
     ref, name, value, arguments = _validated(params)
     completers: dict[str, ArgumentCompleter]
     if ref["type"] == "ref/prompt":
@@ -46,11 +106,13 @@ async def handle_complete(
             raise InvalidParams(f"completion/complete: unknown resource template {uri!r}", data={"uri": uri})
         what = "template"
     completer = completers.get(name)
+    if completer is None and name not in known:
+        raise InvalidParams(
+            f"completion/complete: {label} has no argument {name!r}", data={what: ref, "argument": name}
+        )
+    if admit is not None:
+        admit()
     if completer is None:
-        if name not in known:
-            raise InvalidParams(
-                f"completion/complete: {label} has no argument {name!r}", data={what: ref, "argument": name}
-            )
         return {"completion": {"values": [], "total": 0, "hasMore": False}}
     return {"completion": await completer.complete(value, arguments)}
 

@@ -1,4 +1,5 @@
-"""``Server``'s settings, grouped: what list results look like, how logs leave, how long state lives.
+"""``Server``'s settings, grouped: what list results look like, how logs leave, how long state lives,
+how often completion may be asked.
 
 The common case needs none of them (``Server("name")``). To change a setting, pass its group::
 
@@ -11,7 +12,15 @@ a frozen dataclass, as h2's ``H2Configuration`` is: read it back from ``server.o
 
 from __future__ import annotations
 
-__all__ = ["FlatOptions", "ListOptions", "LogOptions", "ServerOptions", "StateOptions", "TimeoutOptions"]
+__all__ = [
+    "CompletionOptions",
+    "FlatOptions",
+    "ListOptions",
+    "LogOptions",
+    "ServerOptions",
+    "StateOptions",
+    "TimeoutOptions",
+]
 
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -89,6 +98,27 @@ class TimeoutOptions:
     finish_grace: float = 2.0
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompletionOptions:
+    """How often a caller may ask ``completion/complete``: ``rate`` a second on average, in
+    bursts of up to ``burst`` (None: no limit).
+
+    A caller is a handshake-era connection (a stdio process, an HTTP session); in the stateless
+    era, the authenticated principal, else the connection where one carries one client (stdio,
+    memory), and all anonymous HTTP callers together. Past the limit the request is answered
+    -31429 (``RateLimited``) with ``retryAfterMs``. The default is far above what a person
+    typing asks for, even from a client that sends one request per keystroke."""
+
+    rate: float | None = 20.0
+    burst: int = 40
+
+    def __post_init__(self) -> None:
+        if self.rate is not None and not self.rate > 0:
+            raise ValueError(f"completion rate must be a positive number a second or None, not {self.rate!r}")
+        if self.burst < 1:
+            raise ValueError(f"completion burst must be at least 1, not {self.burst!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class ServerOptions:
     """Every group, as the server resolved them (``server.options``)."""
@@ -97,6 +127,7 @@ class ServerOptions:
     logs: LogOptions
     state: StateOptions
     timeouts: TimeoutOptions
+    completions: CompletionOptions = CompletionOptions()
 
 
 class FlatOptions(TypedDict, total=False):
@@ -115,6 +146,8 @@ class FlatOptions(TypedDict, total=False):
     decline_ttl: float
     elicitation_timeout: float
     finish_grace: float
+    completion_rate: float | None
+    completion_burst: int
 
 
 #: Flat keyword -> (group, field).
@@ -132,6 +165,8 @@ _FLAT: dict[str, tuple[str, str]] = {
     "decline_ttl": ("state", "decline_ttl"),
     "elicitation_timeout": ("timeouts", "elicitation"),
     "finish_grace": ("timeouts", "finish_grace"),
+    "completion_rate": ("completions", "rate"),
+    "completion_burst": ("completions", "burst"),
 }
 
 
@@ -142,6 +177,7 @@ def resolve_options(
     state: StateOptions | StateStore | None,
     timeouts: TimeoutOptions | None,
     flat: FlatOptions,
+    completions: CompletionOptions | None = None,
 ) -> ServerOptions:
     """The groups with the flat keywords applied; ``TypeError`` for a keyword ``Server`` does not take.
 
@@ -153,5 +189,6 @@ def resolve_options(
         "logs": LogOptions() if logs is None else logs,
         "state": StateOptions() if state is None else state,
         "timeouts": TimeoutOptions() if timeouts is None else timeouts,
+        "completions": CompletionOptions() if completions is None else completions,
     }
     return ServerOptions(**apply_flat_keywords("Server", groups, flat, _FLAT))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = ["ROUTES", "Route", "call"]
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -116,7 +117,8 @@ async def complete(server: Server, request: RequestReceived, connection: Connect
     registry = server.registry
     if not registry.completing():
         raise MethodNotFound("Method not found: completion/complete (this server offers no completions)")
-    return await handle_complete(request.params, registry.prompts, registry.templates, registry.resources)
+    admit = functools.partial(server.completion_limit.check, CURRENT_CONTEXT.get())
+    return await handle_complete(request.params, registry.prompts, registry.templates, registry.resources, admit)
 
 
 async def get_prompt(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:

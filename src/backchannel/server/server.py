@@ -27,6 +27,7 @@ from ..transports.base import Transport
 from ..types.errors import MethodNotFound, ToolError
 from ..types.methods import methods_for
 from ..types.versions import VERSIONS
+from .completion_request import CompletionLimit
 from .connection_state import ConnectionState
 from .context import CURRENT_CONTEXT, Context
 from .delegation import delegate
@@ -113,6 +114,7 @@ class Server:
         self.log_redactor = options.logs.redactor
         self.log_rate = options.logs.rate
         self.log_burst = options.logs.burst
+        self.completion_limit = CompletionLimit(options.completions, clock=local_clock)
         self.finish_grace = options.timeouts.finish_grace
         self.elicitation_timeout = options.timeouts.elicitation
         self.state_sealer = StateSealer(

@@ -17,6 +17,7 @@ runtime turns one into a response in exactly one place.
     ├── HeaderMismatch             -32020
     ├── MissingCapability          -32021  the client did not declare what this needs
     ├── UnsupportedProtocolVersion -32022  data lists the supported versions
+    ├── RateLimited                -31429  too many requests from this caller; data.retryAfterMs
     ├── RequestError               an error response the peer sent us (any code)
     ├── RequestTimeout             no answer in time (also a TimeoutError)
     └── ConnectionClosed           the transport ended; every pending request fails with it
@@ -34,6 +35,7 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
+    "RATE_LIMITED",
     "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
@@ -48,6 +50,7 @@ __all__ = [
     "MissingCapability",
     "ParseError",
     "ProtocolError",
+    "RateLimited",
     "RemoteProtocolError",
     "RequestError",
     "RequestTimeout",
@@ -72,6 +75,8 @@ URL_ELICITATION_REQUIRED = -32042
 HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+#: Ours, not the spec's: it asks for codes outside -32768..-32000, and this one ends in HTTP's 429.
+RATE_LIMITED = -31429
 
 
 class MCPError(Exception):
@@ -179,6 +184,12 @@ class UnsupportedProtocolVersion(MCPError):
             "Unsupported protocol version",
             data={"supported": supported, "requested": requested},
         )
+
+
+class RateLimited(MCPError):
+    """The caller asked more often than the server allows; ``data.retryAfterMs`` says when to try again."""
+
+    code = RATE_LIMITED
 
 
 class RequestError(MCPError):
