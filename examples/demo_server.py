@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from deploy_demo import add_deploy  # examples/deploy_demo.py, beside this file
 
-from backchannel import Context, Server, ToolError
+from backchannel import Complete, Context, Server, ToolError
 
 server = Server(
     "demo", "0.1.0", instructions="A demo server: arithmetic, a weather report, a slow job and deploy_to_production."
@@ -52,7 +52,9 @@ async def slow_count(to: int, ctx: Context) -> str:
 
 
 @server.prompt()
-def code_review(code: str, language: str = "python") -> str:
+def code_review(
+    code: str, language: Annotated[str, Complete(["python", "go", "rust", "typescript"])] = "python"
+) -> str:
     """Ask for a careful review of a piece of code."""
     return f"Please review this {language} code for bugs and clarity:\n\n{code}"
 
@@ -62,9 +64,22 @@ def readme() -> str:
     return "# demo\nThis server exists to show backchannel's basics."
 
 
+#: The cities the demo knows; ``read demo://cities/{name}`` completes them on Tab (any other name reads too).
+CITIES = {
+    "Amsterdam": "Netherlands",
+    "Berlin": "Germany",
+    "Lisbon": "Portugal",
+    "London": "United Kingdom",
+    "Madrid": "Spain",
+    "Paris": "France",
+    "Rome": "Italy",
+    "Vienna": "Austria",
+}
+
+
 @server.resource("demo://cities/{name}")
-def city(name: str) -> dict[str, str]:
-    return {"name": name, "country": "unknown"}
+def city(name: Annotated[str, Complete(list(CITIES))]) -> dict[str, str]:
+    return {"name": name, "country": CITIES.get(name, "unknown")}
 
 
 add_deploy(server)

@@ -16,7 +16,8 @@ calls ``add_deploy(server)``); type ``call deploy_to_production``. The tool
 
 The provider and the URL-elicitation pages run on two free 127.0.0.1 ports, started
 in the server's own event loop the first time the tool asks for authorization (they
-need ``pip install -e '.[examples]'``: authlib and starlette).
+need ``pip install -e '.[examples]'``: authlib and starlette; without them the tool says so
+before it asks anything).
 """
 
 from __future__ import annotations
@@ -38,9 +39,35 @@ STEPS = (
     "push the image",
     "switch {environment} to the new release",
 )
+#: What each step would run, said at debug level (``log debug`` in the terminal client shows it).
+COMMANDS = (
+    "git checkout {branch}",
+    "pip install -r requirements.txt",
+    "pytest -q",
+    "docker build -t release:{branch} .",
+    "docker push registry.example.com/release:{branch}",
+    "kubectl set image deployment/web web=registry.example.com/release:{branch} -n {environment}",
+)
 PACE = 0.8
 TICKS = 8
 ENVIRONMENTS = {"production": "Production", "staging": "Staging"}
+
+
+#: What the authorization step imports beyond backchannel: ``pip install -e '.[examples]'``.
+EXTRAS = ("authlib", "starlette")
+
+
+def _github_connect() -> Any:
+    """``examples/github_connect.py``, our sibling; ToolError, in one line, when its extras are missing.
+
+    Called before anything is asked, so that a person is never taken through the form
+    only to learn at the end that this deployment could not have been authorized."""
+    try:
+        return importlib.import_module("github_connect")
+    except ImportError as exc:
+        missing = (exc.name or "").partition(".")[0]
+        needs = missing if missing in EXTRAS else " and ".join(EXTRAS)
+        raise ToolError(f"The authorization step needs {needs}: pip install -e '.[examples]'") from None
 
 
 class Authorizer:
@@ -56,17 +83,10 @@ class Authorizer:
         async with self._lock:
             if self.github is not None:
                 return self.github
-            try:
-                gh = importlib.import_module("github_connect")  # examples/github_connect.py, our sibling
-                from authlib.common.security import generate_token
-            except ImportError as exc:
-                raise ToolError(
-                    f"The authorization step needs the example extras ({exc.name} is missing): "
-                    "pip install -e '.[examples]'"
-                ) from None
+            gh = _github_connect()
             pages_sock, pages_url = gh._bind()
             provider_sock, provider_url = gh._bind()
-            secret = generate_token(32)
+            secret = gh.generate_token(32)
             flows = UrlElicitations(pages_url, title=server.name, poll_wait=60.0)
             server.url_elicitations = flows
             github = gh.GitHubConnect(flows, provider_url, secret)
@@ -130,6 +150,7 @@ async def _build(ctx: Context, branch: str, environment: str) -> None:
         for index, template in enumerate(STEPS):
             step = template.format(branch=branch, environment=environment)
             await ctx.info(f"{step} ...", logger="deploy")
+            await ctx.debug("$ " + COMMANDS[index].format(branch=branch, environment=environment), logger="deploy")
             for tick in range(TICKS):
                 await asyncio.sleep(PACE / TICKS)
                 await ctx.report_progress(index * TICKS + tick + 1, total, step)
@@ -155,10 +176,15 @@ def add_deploy(server: Server) -> None:
     @server.tool()
     async def deploy_to_production(ctx: Context) -> str:
         """Deploy your workspace: asks the branch and environment, then authorization in the browser."""
+        _github_connect()  # the authorization step's extras, checked before the form is asked
         roots = await ctx.list_roots()
         workspace = next((root.path for root in roots if root.path is not None), None)
         name = workspace.name if workspace is not None else "the project"
-        branch = await asyncio.to_thread(_branch_of, workspace) or "main"
+        found = await asyncio.to_thread(_branch_of, workspace)
+        branch = found or "main"
+        where = "its .git/HEAD" if found else "no git checkout there, so the default"
+        offered = f"{len(roots)} root{'' if len(roots) == 1 else 's'} offered"
+        await ctx.debug(f"{offered}; workspace {name}, branch {branch} ({where})", logger="deploy")
         # Each deploy is its own decision: declining one must not hide the form from the next.
         question = f"Deploy {name}: which branch, to which environment?"
         answer = await ctx.elicit(question, _release_form(branch), remember_decline=False)

@@ -146,7 +146,7 @@ def test_demo_server_over_stdio() -> None:
     result = init["result"]
     assert result["protocolVersion"] == "2025-11-25"
     assert result["serverInfo"] == {"name": "demo", "version": "0.1.0"}
-    assert set(result["capabilities"]) == {"logging", "tools", "prompts", "resources"}
+    assert set(result["capabilities"]) == {"logging", "tools", "prompts", "resources", "completions"}
     assert result["instructions"].startswith("A demo server")
     assert called["result"]["structuredContent"] == {"result": 42}
     # Bad arguments are a tool execution error the model can correct (SEP-1303), not -32602.

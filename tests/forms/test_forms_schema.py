@@ -204,7 +204,7 @@ def test_titled_multi_select_items_may_say_type_string_or_use_one_of() -> None:
         ({"type": "string", "enum": ["a", "a"]}, "address: 'enum' lists a value twice"),
         (
             {"type": "string", "enum": ["a", "b"], "enumNames": ["A"]},
-            "address: 'enumNames' has 1 names for 2 values",
+            "address: 'enumNames' has 1 name for 2 values",
         ),
         (
             {"type": "string", "oneOf": [{"const": "a"}]},
@@ -212,7 +212,7 @@ def test_titled_multi_select_items_may_say_type_string_or_use_one_of() -> None:
         ),
         (
             {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}]}, "minItems": 2},
-            "address: 'minItems' is 2 but there are only 1 choices",
+            "address: 'minItems' is 2 but there is only 1 choice",
         ),
         (
             {"type": "array", "items": {"type": "string", "enum": ["a"], "minLength": 1}},

@@ -179,8 +179,20 @@ def test_resources_and_templates_are_listed(era: str) -> None:
         {"uri": "res://config", "name": "config"},
     ]
     assert templates["resourceTemplates"] == [
-        {"uriTemplate": "res://items/{id}", "name": "item", "description": "One item."},
-        {"uriTemplate": "res://files/{+path}", "name": "file", "mimeType": "text/plain"},
+        {
+            "uriTemplate": "res://items/{id}",
+            "name": "item",
+            "description": "One item.",
+            # {id} is an int: said under backchannel's own key, for a client to ask for a number
+            "_meta": {
+                "dev.backchannel/argumentSchema": {
+                    "type": "object",
+                    "properties": {"id": {"type": "integer"}},
+                    "required": ["id"],
+                }
+            },
+        },
+        {"uriTemplate": "res://files/{+path}", "name": "file", "mimeType": "text/plain"},  # str only: no _meta
     ]
 
 

@@ -151,7 +151,7 @@ def test_format_hints() -> None:
     assert hint({"type": "integer", "minimum": 1}) == "whole number, at least 1"
     assert hint({"type": "number", "exclusiveMaximum": 2.5}) == "number, less than 2.5"
     assert hint({"type": "array", "items": {"enum": ["a"], "type": "string"}, "minItems": 1}) == (
-        "choose any, separated by commas, at least 1"
+        "choose any, separated by commas, at least 1 choice"
     )
 
 

@@ -85,7 +85,7 @@ def test_a_filled_form_is_accepted_with_defaults_and_choices() -> None:
         "Newsletter (newsletter)  yes/no, default yes",
         "1) Free (free)",
         "2) Professional (pro)",
-        "topics  choose any, separated by commas, at most 2",
+        "topics  choose any, separated by commas, at most 2 choices",
         "Form sent.",
     ):
         assert expected in shown, expected

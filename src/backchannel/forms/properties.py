@@ -30,6 +30,7 @@ from .formats import parse_date, parse_datetime
 from .markers import Format, Titles
 from .members import NO_DEFAULT, Member
 from .schema import check_requested_schema
+from .type_names import type_name
 
 Convert = Callable[[Any], Any]
 _CONTAINERS: dict[Any, Callable[[list[Any]], Any]] = {list: list, set: set, frozenset: frozenset, tuple: tuple}
@@ -76,7 +77,7 @@ def member_property(path: str, member: Member) -> tuple[dict[str, Any], Convert,
     if get_origin(annotation) in (typing.Union, types.UnionType):
         others = [arg for arg in get_args(annotation) if arg is not type(None)]
         if len(others) != 1:
-            raise FormSchemaError(path, f"a union ({_name(annotation)}) cannot be one form field; only X | None")
+            raise FormSchemaError(path, f"a union ({type_name(annotation)}) cannot be one form field; only X | None")
         optional = True
         annotation, metadata = _unwrap(others[0], metadata)
     notes = _Notes()
@@ -107,7 +108,9 @@ def _base_property(path: str, annotation: Any, notes: _Notes) -> tuple[dict[str,
     """(schema without title/description, wire → Python, Python default → wire)."""
     text = _text_format(path, annotation, notes)
     if text is None and notes.format is not None:
-        raise FormSchemaError(path, f"Format({notes.format!r}) applies only to text fields, not {_name(annotation)}")
+        raise FormSchemaError(
+            path, f"Format({notes.format!r}) applies only to text fields, not {type_name(annotation)}"
+        )
     choices = _choice_values(path, annotation)
     if choices is not None:
         _refuse(path, notes, "a choice field", "ge", "gt", "le", "lt", "min_length", "max_length", "pattern")
@@ -168,7 +171,7 @@ def _text_format(path: str, annotation: Any, notes: _Notes) -> tuple[str | None,
         if known[0] is None:
             return (notes.format, _same, _same)
         if notes.format != known[0]:
-            raise FormSchemaError(path, f"Format({notes.format!r}) does not fit a {_name(annotation)} field")
+            raise FormSchemaError(path, f"Format({notes.format!r}) does not fit a {type_name(annotation)} field")
     return known
 
 
@@ -183,7 +186,7 @@ def _multi_property(path: str, annotation: Any, notes: _Notes) -> tuple[dict[str
     choices = _choice_values(path, item)
     if choices is None:
         raise FormSchemaError(
-            path, f"a list field must be a multi-select of Literal or str-Enum choices, not {_name(annotation)}"
+            path, f"a list field must be a multi-select of Literal or str-Enum choices, not {type_name(annotation)}"
         )
     _refuse(path, notes, "a multi-select", "ge", "gt", "le", "lt", "pattern")
     values, item_convert = choices
@@ -209,7 +212,7 @@ def _choice_values(path: str, annotation: Any) -> tuple[list[str], Convert] | No
     if get_origin(annotation) is Literal:
         values = list(get_args(annotation))
         if not all(isinstance(value, str) for value in values):
-            raise FormSchemaError(path, f"choices must be strings, not {_name(annotation)}")
+            raise FormSchemaError(path, f"choices must be strings, not {type_name(annotation)}")
         return values, _same
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         values = [member.value for member in annotation]
@@ -246,9 +249,9 @@ def _why_not(annotation: Any) -> str:
         or (isinstance(origin, type) and hasattr(origin, "__dataclass_fields__"))
     )
     if nested:
-        return f"nested objects ({_name(annotation)}) are not allowed in a form; use flat fields"
+        return f"nested objects ({type_name(annotation)}) are not allowed in a form; use flat fields"
     return (
-        f"{_name(annotation)} cannot be a form field; use str, int, float, bool, date, datetime, "
+        f"{type_name(annotation)} cannot be a form field; use str, int, float, bool, date, datetime, "
         "a Literal or str-Enum choice, or a list of those choices"
     )
 
@@ -280,22 +283,6 @@ def _enum_value(value: Any) -> Any:
 
 def _isoformat(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime.date) else value
-
-
-def _name(annotation: Any) -> str:
-    """``list[Address]``, ``int | str``, ``Literal['a']``: the annotation as its author wrote it."""
-    origin, args = get_origin(annotation), get_args(annotation)
-    if origin is Annotated:
-        return _name(args[0])
-    if origin is Literal:
-        return f"Literal[{', '.join(map(repr, args))}]"
-    if origin in (typing.Union, types.UnionType):
-        return " | ".join(_name(arg) for arg in args)
-    if origin is not None and args:
-        return f"{_name(origin)}[{', '.join(_name(arg) for arg in args)}]"
-    if annotation is Ellipsis:
-        return "..."
-    return str(getattr(annotation, "__name__", None) or repr(annotation).replace("typing.", ""))
 
 
 def first_line(exc: Exception) -> str:

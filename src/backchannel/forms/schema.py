@@ -144,9 +144,9 @@ def _check_property(name: str, prop: Any) -> None:
         _check_items(name, prop.get("items"))
         _check_bounds(name, prop, "minItems", "maxItems", whole=True)
         if prop.get("minItems", 0) > len(_options(prop)):
-            raise FormSchemaError(
-                name, f"'minItems' is {prop['minItems']} but there are only {len(_options(prop))} choices"
-            )
+            have = len(_options(prop))
+            there = f"there {'is' if have == 1 else 'are'} only {_count(have, 'choice')}"
+            raise FormSchemaError(name, f"'minItems' is {_number(prop['minItems'])} but {there}")
     elif kind != "yes/no":
         _check_single_select(name, prop)
     if "default" in prop:
@@ -187,7 +187,8 @@ def _check_single_select(name: str, prop: dict[str, Any]) -> None:
         if not isinstance(names, list) or not all(isinstance(item, str) for item in names):
             raise FormSchemaError(name, "'enumNames' must be a list of strings")
         if len(names) != len(prop["enum"]):
-            raise FormSchemaError(name, f"'enumNames' has {len(names)} names for {len(prop['enum'])} values")
+            have, values = _count(len(names), "name"), _count(len(prop["enum"]), "value")
+            raise FormSchemaError(name, f"'enumNames' has {have} for {values}")
 
 
 def _check_items(name: str, items: Any) -> None:
@@ -383,6 +384,7 @@ def _number(value: float) -> str:
 
 
 def _count(n: float, noun: str) -> str:
+    """``1 character``, ``2 characters``: every count in a message goes through here."""
     return f"{_number(n)} {noun}{'' if n == 1 else 's'}"
 
 

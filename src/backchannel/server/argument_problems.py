@@ -3,11 +3,15 @@
 pydantic's ``ValidationError`` becomes ``Problem`` triples (where, what is wrong, the error
 type), worded the JSON way: "expected an integer, got \"3x\"", paths like ``items[2].name``.
 ``ParameterSet`` joins them into the ``InvalidArguments`` a tool call is refused with.
+
+One check is ours: a ``set`` (or ``frozenset``) is published with ``uniqueItems: true``, but
+pydantic quietly drops repeated items. ``repeated_items`` finds them in the arguments as sent,
+by the published schema, so that they are refused as the schema says.
 """
 
 from __future__ import annotations
 
-__all__ = ["MAX_PROBLEMS", "Problem", "path_text", "problems_of", "short_json"]
+__all__ = ["MAX_PROBLEMS", "Problem", "path_text", "problems_of", "repeated_items", "short_json"]
 
 import json
 import re
@@ -84,3 +88,85 @@ def short_json(value: Any, limit: int = 60) -> str:
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def repeated_items(schema: dict[str, Any], arguments: Any) -> list[Problem]:
+    """A problem for each array in ``arguments`` that repeats an item where ``schema`` says ``uniqueItems``.
+
+    Items are compared the JSON Schema way (``1`` and ``1.0`` are equal, ``true`` and ``1`` are
+    not). Where a union leaves it open which branch a value takes, nothing is claimed.
+    """
+    found: list[Problem] = []
+    _walk(schema, arguments, (), schema.get("$defs") or {}, found)
+    return found
+
+
+def _walk(node: Any, value: Any, loc: tuple[int | str, ...], defs: dict[str, Any], found: list[Problem]) -> None:
+    node = _resolved(node, defs)
+    if not isinstance(node, dict):
+        return
+    for key in ("anyOf", "oneOf"):
+        if isinstance(node.get(key), list):
+            fitting = [branch for branch in node[key] if _fits(branch, value, defs)]
+            if len(fitting) == 1:
+                _walk(fitting[0], value, loc, defs, found)
+            return
+    if isinstance(value, list):
+        if node.get("uniqueItems") is True and (repeated := _repeat(value)) is not None:
+            said = f"expected an array of unique items ({repeated} appears more than once), got {short_json(value)}"
+            found.append((loc, said, "unique_items"))
+        prefix = node.get("prefixItems")
+        prefix = prefix if isinstance(prefix, list) else []
+        for index, item in enumerate(value):
+            _walk(prefix[index] if index < len(prefix) else node.get("items"), item, (*loc, index), defs, found)
+    elif isinstance(value, dict):
+        properties = node.get("properties")
+        properties = properties if isinstance(properties, dict) else {}
+        for key, item in value.items():
+            _walk(properties.get(key, node.get("additionalProperties")), item, (*loc, key), defs, found)
+
+
+def _resolved(node: Any, defs: dict[str, Any]) -> Any:
+    for _ in range(8):  # a $ref to a $ref: bounded, a loop of them cannot hang a call
+        ref = node.get("$ref") if isinstance(node, dict) else None
+        if not (isinstance(ref, str) and ref.startswith("#/$defs/")):
+            return node
+        node = defs.get(ref.removeprefix("#/$defs/"))
+    return None
+
+
+_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"))
+
+
+def _fits(node: Any, value: Any, defs: dict[str, Any]) -> bool:
+    node = _resolved(node, defs)
+    if not isinstance(node, dict) or "type" not in node:
+        return True  # a nested union, a const...: it may fit
+    allowed = node["type"] if isinstance(node["type"], list) else [node["type"]]
+    kind = "null" if value is None else "object" if isinstance(value, dict) else None
+    kind = kind or next((name for cls, name in _JSON_TYPES if isinstance(value, cls)), None)
+    whole = kind == "number" and float(value).is_integer()
+    return kind in allowed or (kind == "integer" and "number" in allowed) or (whole and "integer" in allowed)
+
+
+def _repeat(items: list[Any]) -> str | None:
+    seen: set[Any] = set()
+    for item in items:
+        key = _comparable(item)
+        if key in seen:
+            return short_json(item)
+        seen.add(key)
+    return None
+
+
+def _comparable(value: Any) -> Any:
+    # JSON Schema equality: 1 == 1.0, key order does not matter, true is not 1.
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return (type(value).__name__, value)
+    if isinstance(value, int | float):
+        return ("number", float(value) if abs(value) < 2**53 else value)
+    if isinstance(value, list):
+        return ("array", tuple(_comparable(item) for item in value))
+    if isinstance(value, dict):
+        return ("object", frozenset((key, _comparable(item)) for key, item in value.items()))
+    return ("other", repr(value))

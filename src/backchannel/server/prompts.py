@@ -69,7 +69,7 @@ class RegisteredPrompt:
             ("description", prompt.description),
             ("arguments", prompt.parameters.prompt_arguments()),
             ("icons", icons),
-            ("_meta", meta),
+            ("_meta", prompt.parameters.with_argument_schema(meta)),
         )
         return prompt
 

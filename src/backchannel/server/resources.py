@@ -105,6 +105,7 @@ def build_resource(
         if unknown:
             problems.append(f"template variables with no parameter: {', '.join(sorted(unknown))}")
         raise TypeError(f"resource template {uri!r} and {fn.__name__}(): " + "; ".join(problems))
+    common["meta"] = parameters.with_argument_schema(meta)
     return RegisteredTemplate(**common, template=template, parameters=parameters)
 
 

@@ -18,12 +18,13 @@ Rules worth knowing:
   -32602): its message names each failing field and what was expected, for a
   person or a model to act on. For a tool the server turns it into a result with
   ``isError: true`` (SEP-1303); for a prompt or a resource it stays -32602.
-* Return types decide ``outputSchema``: no annotation, ``None``, ``Any``,
-  ``str``, ``bytes`` and content types give **no** schema (the value is sent as
-  content only; a bare ``str`` is the common "just text" tool). Object-like types
-  (dataclass, TypedDict, pydantic model, ``dict[str, X]``) are the schema as is;
-  anything else (``int``, ``list[str]``, unions...) is wrapped as
-  ``{"result": value}`` because MCP requires an object at the top level.
+* A ``set`` or ``frozenset`` is published with ``uniqueItems: true``, and an
+  array that repeats an item is refused like any other bad argument (pydantic
+  alone would drop the repeats without a word).
+* A type with no JSON form (a plain class, a callable) is refused at registration
+  with a one-line ``UnsupportedType`` naming the parameter and what to use
+  instead; ``backchannel run`` prints just that line.
+* Return types decide ``outputSchema``: see ``output_shape.py``.
 * Prompt arguments and resource template variables arrive as strings, so for
   ``what="prompt"``/``"resource"`` a failing string argument is retried after
   decoding it as JSON (``"[1, 2]"`` → ``list[int]``); lax mode already does
@@ -37,6 +38,8 @@ __all__ = [
     "OutputMismatch",
     "OutputShape",
     "ParameterSet",
+    "SignatureError",
+    "UnsupportedType",
     "derive_arguments_for_prompt",
     "derive_output",
     "derive_parameters",
@@ -46,39 +49,32 @@ __all__ = [
 import contextlib
 import inspect
 import json
-import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
-from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError, PydanticUserError
+from pydantic.errors import PydanticUserError
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticSerializationError
 
 from backchannel.types.errors import InvalidParams
+from backchannel.types.meta import ARGUMENT_SCHEMA
 
 from .annotations import (
     SchemaGenerator,
     annotated,
-    blame,
-    first_line,
-    inline_root_ref,
     is_context,
-    mentions,
     name_of,
     non_json_defaults_ignored,
-    qualname,
     split_annotation,
-    strip_annotated,
     type_hints,
-    undescribable,
-    unwrap_awaitable,
 )
-from .argument_problems import MAX_PROBLEMS, Problem, path_text, problems_of
+from .argument_problems import MAX_PROBLEMS, Problem, path_text, problems_of, repeated_items
 from .docstrings import docstring_args
+from .output_shape import OutputMismatch, OutputShape, derive_output  # the result side, re-exported
+from .unsupported_types import SignatureError, UnsupportedType, unsupported_parameter, unsupported_type, where_defined
 
-_NO_SCHEMA_RETURNS: tuple[Any, ...] = (None, type(None), Any, str, bytes, typing.NoReturn, typing.Never)
+_TEXT_KEYS = frozenset({"type", "title", "description", "default"})  # a property that says "any text"
 
 
 class InvalidArguments(InvalidParams):
@@ -87,14 +83,6 @@ class InvalidArguments(InvalidParams):
     A subclass of ``InvalidParams`` so that prompts and resources answer -32602 as
     before; a tool call catches it and answers with ``isError: true`` instead,
     because the spec counts input validation among tool execution errors.
-    """
-
-
-class OutputMismatch(ValueError):
-    """A tool returned something its own return annotation does not allow.
-
-    A bug in the tool, not in the client: the runtime should report it as an
-    internal error rather than send structured content that breaks the schema.
     """
 
 
@@ -113,6 +101,7 @@ class ParameterSet:
     _rest: str | None = field(repr=False, compare=False, default=None)  # the **kwargs parameter
     _rest_adapter: TypeAdapter[dict[str, Any]] | None = field(repr=False, compare=False, default=None)
     _reserved: frozenset[str] = field(repr=False, compare=False, default=frozenset())  # context, skipped
+    _unique: bool = field(repr=False, compare=False, default=False)  # the schema says uniqueItems somewhere
 
     def validate(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Check ``arguments`` and return the keyword arguments for the call.
@@ -134,8 +123,11 @@ class ParameterSet:
         except ValidationError as exc:
             retried = self._json_retry(arguments, exc) if self._json_strings else None
             if retried is None:
-                raise self._refusal(problems_of(exc) + self._unknown(arguments)[1]) from None
-            instance = retried
+                raise self._refusal(problems_of(exc) + self._repeats(arguments) + self._unknown(arguments)[1]) from None
+            instance, arguments = retried
+        # pydantic turns [1, 1] into {1} without a word; the schema we published says uniqueItems.
+        if repeats := self._repeats(arguments):
+            raise self._refusal(repeats)
         kwargs = {parameter: getattr(instance, name) for name, parameter in self._fields}
         # Every argument that names a parameter sets one field, so a count that differs means an
         # unknown argument: the one test on the success path, as cheap as pydantic's own check.
@@ -155,6 +147,17 @@ class ParameterSet:
             | {"required": name in required}
             for name, schema in self.input_schema["properties"].items()
         ]
+
+    def with_argument_schema(self, meta: dict[str, Any] | None) -> dict[str, Any] | None:
+        """A prompt's or template's ``_meta``: ``meta`` plus ``ARGUMENT_SCHEMA`` when an argument is not text.
+
+        The wire says nothing of an argument's type; with this, a client that knows the key asks
+        for an ``int`` as a number (``meta`` from the author wins over it).
+        """
+        properties = self.input_schema["properties"].values()
+        if all(isinstance(p, dict) and p.get("type") == "string" and set(p) <= _TEXT_KEYS for p in properties):
+            return meta
+        return {ARGUMENT_SCHEMA: self.input_schema, **(meta or {})}
 
     def _unknown(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
         """The arguments that name no parameter, for ``**kwargs``, and the problems with them."""
@@ -186,7 +189,10 @@ class ParameterSet:
         details = [{"path": list(path), "message": message, "type": kind} for path, message, kind in shown]
         return InvalidArguments(f"Invalid arguments for {self._label}: {text}", data={"errors": details})
 
-    def _json_retry(self, arguments: dict[str, Any], exc: ValidationError) -> BaseModel | None:
+    def _repeats(self, arguments: dict[str, Any]) -> list[Problem]:
+        return repeated_items(self.input_schema, arguments) if self._unique else []
+
+    def _json_retry(self, arguments: dict[str, Any], exc: ValidationError) -> tuple[BaseModel, dict[str, Any]] | None:
         # Only string values of failing top-level arguments are decoded, so a
         # ``str`` parameter never sees its text turned into a number.
         patched = dict(arguments)
@@ -195,39 +201,9 @@ class ParameterSet:
                 with contextlib.suppress(ValueError):
                     patched[str(key)] = json.loads(value)
         try:
-            return None if patched == arguments else self._model.model_validate(patched)
+            return None if patched == arguments else (self._model.model_validate(patched), patched)
         except ValidationError:
             return None
-
-
-@dataclass(frozen=True, slots=True)
-class OutputShape:
-    """The result side of a tool: its ``outputSchema`` and how to fill it."""
-
-    output_schema: dict[str, Any] | None
-    wrapped: bool
-    _adapter: TypeAdapter[Any] | None = field(default=None, repr=False, compare=False)
-    _label: str = field(default="tool", repr=False, compare=False)
-
-    def structure(self, value: Any) -> Any:
-        """The ``structuredContent`` for ``value``, or None when there is no schema.
-
-        The value is validated against the declared type first (lax, so a dict
-        for a dataclass is fine) so that what we send always matches the schema
-        we published; a mismatch raises ``OutputMismatch``.
-        """
-        if self._adapter is None:
-            return None
-        try:
-            data = self._adapter.dump_python(self._adapter.validate_python(value), mode="json")
-        except ValidationError as exc:
-            message = "; ".join(f"{path_text(path)}: {text}" if path else text for path, text, _ in problems_of(exc))
-            raise OutputMismatch(
-                f"{self._label} returned a value that does not match its return annotation: {message}"
-            ) from None
-        except PydanticSerializationError as exc:
-            raise OutputMismatch(f"{self._label} returned a value that cannot be serialized: {exc}") from None
-        return {"result": data} if self.wrapped else data
 
 
 def derive_parameters(
@@ -244,7 +220,7 @@ def derive_parameters(
     arguments (see the module docstring). Raises ``TypeError`` for signatures MCP cannot call.
     """
     label = f"{what} {(name or name_of(fn))!r}"
-    where = f"{label} ({qualname(fn)})"
+    where = where_defined(what, name, fn)
     hints = type_hints(fn, where)
     documented = docstring_args(inspect.getdoc(fn))
     definitions: dict[str, Any] = {}
@@ -257,7 +233,7 @@ def derive_parameters(
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             stars = "*" if param.kind is param.VAR_POSITIONAL else "**"
-            raise TypeError(
+            raise SignatureError(
                 f"{where}: parameter {stars}{param.name} is not supported; MCP arguments are a JSON object "
                 "of named values, so declare each argument as its own parameter"
             )
@@ -266,11 +242,11 @@ def derive_parameters(
         annotation = hints.get(param.name, Any)
         if context_type is not None and is_context(annotation, context_type):
             if context_parameter is not None:
-                raise TypeError(f"{where}: both {context_parameter!r} and {param.name!r} take the context")
+                raise SignatureError(f"{where}: both {context_parameter!r} and {param.name!r} take the context")
             context_parameter = param.name
             continue
         if param.kind is param.POSITIONAL_ONLY:
-            raise TypeError(f"{where}: parameter {param.name!r} is positional-only; arguments are by name")
+            raise SignatureError(f"{where}: parameter {param.name!r} is positional-only; arguments are by name")
         annotation, description, described = split_annotation(annotation)
         options: dict[str, Any] = {"alias": param.name}
         if param.default is not param.empty:
@@ -296,8 +272,9 @@ def derive_parameters(
         )
         with non_json_defaults_ignored():
             raw = model.model_json_schema(schema_generator=SchemaGenerator)
-    except (PydanticSchemaGenerationError, PydanticUserError) as exc:
-        raise undescribable(where, blame(definitions, mapping), exc) from exc
+    except PydanticUserError as exc:  # PydanticSchemaGenerationError, PydanticInvalidForJsonSchema among them
+        named = [(parameter, definitions[field_name][0]) for field_name, parameter in mapping]
+        raise unsupported_parameter(where, named, exc) from None
     schema: dict[str, Any] = {"type": "object", "properties": raw.get("properties", {})}
     schema |= {key: raw[key] for key in ("required", "$defs") if raw.get(key)}
     strict = what == "tool"
@@ -320,6 +297,7 @@ def derive_parameters(
         _rest=rest,
         _rest_adapter=rest_adapter,
         _reserved=reserved,
+        _unique="uniqueItems" in json.dumps(schema, default=str),
     )
 
 
@@ -334,8 +312,8 @@ def _rest_schema(
         adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, annotation])
         with non_json_defaults_ignored():
             value = adapter.json_schema(schema_generator=SchemaGenerator)
-    except (PydanticSchemaGenerationError, PydanticUserError) as exc:
-        raise undescribable(where, f"the type of **{rest} ", exc) from exc
+    except PydanticUserError as exc:
+        raise unsupported_type(where, f"the values of **{rest}", annotation, rest, exc) from None
     # Types the parameters also use come out under the same $defs names, with the same schema.
     definitions = {**value.pop("$defs", {}), **schema.get("$defs", {})}
     if definitions:
@@ -357,38 +335,3 @@ def derive_arguments_for_prompt(
     """
     options: dict[str, Any] = {"context_type": context_type, "skip_names": skip_names, "name": name}
     return derive_parameters(fn, what="prompt", **options).prompt_arguments()
-
-
-def derive_output(
-    fn: Callable[..., Any],
-    *,
-    what: str = "tool",
-    name: str | None = None,
-    content_types: tuple[type, ...] = (),
-) -> OutputShape:
-    """Decide the ``outputSchema`` of ``fn`` from its return annotation.
-
-    ``content_types`` are the runtime's content block classes: returning them
-    (or lists/unions of them) means "content", which has no output schema.
-    """
-    label = f"{what} {(name or name_of(fn))!r}"
-    where = f"{label} ({qualname(fn)})"
-    annotation = unwrap_awaitable(type_hints(fn, where).get("return", None))
-    bare = strip_annotated(annotation)
-    if any(bare is special for special in _NO_SCHEMA_RETURNS) or mentions(bare, content_types):
-        return OutputShape(None, False, None, label)
-    try:
-        adapter: TypeAdapter[Any] = TypeAdapter(annotation)
-        with non_json_defaults_ignored():
-            schema = adapter.json_schema(mode="serialization", schema_generator=SchemaGenerator)
-    except (PydanticSchemaGenerationError, PydanticInvalidForJsonSchema):
-        return OutputShape(None, False, None, label)  # an arbitrary object: it can only be content
-    except PydanticUserError as exc:  # a mistake in the annotation (e.g. typing.TypedDict on 3.11)
-        raise TypeError(f"{where}: return annotation: {first_line(exc)}") from exc
-    schema = inline_root_ref(schema)
-    if schema.get("type") == "object":
-        return OutputShape(schema, False, adapter, label)
-    definitions = schema.pop("$defs", None)  # hoisted: "#/$defs/..." refs resolve from the root
-    wrapped: dict[str, Any] = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
-    wrapped |= {"$defs": definitions} if definitions else {}
-    return OutputShape(wrapped, True, adapter, label)

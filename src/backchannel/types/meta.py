@@ -1,8 +1,9 @@
-"""Names of the ``_meta`` keys the protocol reserves."""
+"""Names of the ``_meta`` keys the protocol reserves, and of backchannel's own (``dev.backchannel/``)."""
 
 from __future__ import annotations
 
 __all__ = [
+    "ARGUMENT_SCHEMA",
     "CLIENT_CAPABILITIES",
     "CLIENT_INFO",
     "LOG_LEVEL",
@@ -19,3 +20,8 @@ LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 PROGRESS_TOKEN = "progressToken"
+
+#: backchannel's own key, not the protocol's: on a prompt or resource template, the JSON Schema of
+#: its arguments (``{"type": "object", "properties": ...}``), sent when one is not plain text, so a
+#: client can ask for an ``int`` as a number. The values still travel as strings; others ignore it.
+ARGUMENT_SCHEMA = "dev.backchannel/argumentSchema"

@@ -73,12 +73,14 @@ class Field:
             fmt = prop.get("format")
             parts.append(_FORMAT_HINTS.get(fmt, f"text ({fmt})") if isinstance(fmt, str) else "text")
             low, high = prop.get("minLength"), prop.get("maxLength")
-            if low is not None and high is not None:
-                parts.append(f"{low} to {high} characters")
+            if low is not None and low == high:
+                parts.append(f"exactly {_count(low, 'character')}")
+            elif low is not None and high is not None:
+                parts.append(f"{_plain(low)} to {_count(high, 'character')}")
             elif low is not None:
-                parts.append(f"at least {low} characters")
+                parts.append(f"at least {_count(low, 'character')}")
             elif high is not None:
-                parts.append(f"at most {high} characters")
+                parts.append(f"at most {_count(high, 'character')}")
             if "pattern" in prop:
                 parts.append(f"matching {prop['pattern']}")
         elif self.kind in ("integer", "number"):
@@ -98,9 +100,9 @@ class Field:
             parts.append("choose any, separated by commas")
             low, high = prop.get("minItems"), prop.get("maxItems")
             if low:
-                parts.append(f"at least {low}")
+                parts.append(f"at least {_count(low, 'choice')}")
             if high is not None:
-                parts.append(f"at most {high}")
+                parts.append(f"at most {_count(high, 'choice')}")
         else:
             kind = prop.get("type")
             parts.append(f"JSON{f' {kind}' if isinstance(kind, str) else ''}")
@@ -223,6 +225,15 @@ def _options(prop: Any) -> list[tuple[str, str]]:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _plain(n: Any) -> str:
+    return str(int(n)) if isinstance(n, float) and n.is_integer() else str(n)
+
+
+def _count(n: Any, noun: str) -> str:
+    """``1 character``, ``2 characters``: the noun agrees with the number."""
+    return f"{_plain(n)} {noun}{'' if n == 1 else 's'}"
 
 
 def _compiles(pattern: str) -> bool:

@@ -29,8 +29,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..client.url_flow import UrlElicitation
+from ..client.url_flow import UrlConsent, UrlElicitation, UrlFlowControls
 from ..forms import FormSchemaError, apply_defaults, check_requested_schema, validate_content
+from ..types.elicitation import UrlFlowWord
 from ..types.errors import InvalidParams
 from .fields import OMIT, fields_of
 from .prompting import ask_field
@@ -153,6 +154,10 @@ class LinkConsent:
     never fetches the URL itself. ``opener`` None (``--no-browser``) prints the link
     instead of opening it. ``on_accept`` is told once the person agreed (the session
     then waits for the browser step with a spinner).
+
+    With ``keys`` (the terminal can read keys while a request runs), a link whose server
+    takes the person's words (``request.offers``) is followed: while the browser step
+    runs, ``key("d")`` says done, ``key("c")`` cancel and ``key("f")`` asks for a fresh link.
     """
 
     def __init__(
@@ -161,13 +166,30 @@ class LinkConsent:
         ask: Ask,
         opener: Callable[[str], Any] | None = webbrowser.open,
         on_accept: Callable[[UrlElicitation], None] | None = None,
+        *,
+        keys: bool = False,
     ) -> None:
         self.console = console
         self.ask = ask
         self.opener = opener
         self.on_accept = on_accept
+        self.keys = keys
+        #: The controls of the link being waited for, while the person has a say over it.
+        self.following: UrlFlowControls | None = None
 
-    async def __call__(self, request: UrlElicitation | dict[str, Any]) -> dict[str, Any]:
+    def key(self, char: str) -> bool:
+        """A key pressed while a browser step runs; True when it was a word the server took."""
+        word = _KEY_WORDS.get(char.lower())
+        controls = self.following
+        if word is None or controls is None or not controls.open:
+            return False
+        if not controls.say(word):
+            self.console.print(f"[yellow]This link takes no {_WORD_NAMES[word]}.[/]")
+            return False
+        self.console.print(f"[cyan]{_SAID[word]}[/]")
+        return True
+
+    async def __call__(self, request: UrlElicitation | dict[str, Any]) -> dict[str, Any] | UrlConsent:
         if not isinstance(request, UrlElicitation):
             request = UrlElicitation.from_params(request, "the server")
         code = confirmation_code(request.message)
@@ -221,9 +243,28 @@ class LinkConsent:
                 )
         if code:
             self.console.print(f"The page asks for the confirmation code [bold]{escape(code)}[/].")
+        controls = None
+        if self.keys and request.offers:
+            controls = self.following = UrlFlowControls()
+            self.console.print(_keys_hint(request.offers))
         if self.on_accept is not None:
             self.on_accept(request)
-        return {"action": "accept"}
+        return {"action": "accept"} if controls is None else UrlConsent("accept", controls=controls)
+
+
+_KEY_WORDS: dict[str, UrlFlowWord] = {"d": "done", "c": "cancel", "f": "fresh-link"}
+_WORD_NAMES: dict[UrlFlowWord, str] = {"done": '"done"', "cancel": "cancel", "fresh-link": "fresh link"}
+_KEY_HINTS: dict[UrlFlowWord, str] = {"done": "[bold]d[/] when you are done", "cancel": "[bold]c[/] to cancel"}
+_SAID: dict[UrlFlowWord, str] = {
+    "done": "You said you are done: the server checks the browser step.",
+    "cancel": "Cancelled: the server is told.",
+    "fresh-link": "Asking the server for a fresh link.",
+}
+
+
+def _keys_hint(offers: tuple[UrlFlowWord, ...]) -> str:
+    hints = [_KEY_HINTS.get(word, "[bold]f[/] for a fresh link") for word in offers]
+    return f"If the page never finishes, press {', '.join(hints)}."
 
 
 #: How the runtime's confirmation pages word the code in the message (``UrlFlow.prompt``).
