@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["load_server"]
+__all__ = ["TargetError", "load_server"]
 
 import importlib
 import importlib.util
@@ -11,15 +11,20 @@ from pathlib import Path
 from typing import Any
 
 from ..server.server import Server
+from ..server.signature import SignatureError
 
 _PREFERRED = ("server", "mcp", "app")
+
+
+class TargetError(ValueError):
+    """The target names no file, module or ``Server`` that can be served; the message says which."""
 
 
 def load_server(target: str) -> Server:
     """``path/to/file.py``, ``package.module``, either with ``:name`` to pick one object.
 
     Without a name: the module's ``server``/``mcp``/``app`` if it is a ``Server``,
-    else its only ``Server``. Raises ``SystemExit`` with a message naming what was
+    else its only ``Server``. Raises ``TargetError`` with a message naming what was
     found when that is ambiguous or empty.
     """
     where, _, name = target.partition(":")
@@ -27,7 +32,7 @@ def load_server(target: str) -> Server:
     if name:
         found = getattr(module, name, None)
         if not isinstance(found, Server):
-            raise SystemExit(f"{where} has no Server named {name!r}")
+            raise TargetError(f"{where} has no Server named {name!r}")
         return found
     for preferred in _PREFERRED:
         found = getattr(module, preferred, None)
@@ -37,30 +42,35 @@ def load_server(target: str) -> Server:
     if len(servers) == 1:
         return next(iter(servers.values()))
     if not servers:
-        raise SystemExit(f"{where} defines no backchannel Server")
+        raise TargetError(f"{where} defines no backchannel Server")
     names = ", ".join(sorted(servers))
-    raise SystemExit(f"{where} defines several Servers ({names}); pick one with {where}:NAME")
+    raise TargetError(f"{where} defines several Servers ({names}); pick one with {where}:NAME")
 
 
 def _import(where: str) -> Any:
     path = Path(where)
     if path.suffix == ".py" or path.is_file():  # a directory is a package: imported by name below
         if not path.is_file():
-            raise SystemExit(f"no such file: {where}")
+            raise TargetError(f"no such file: {where}")
         module_name = f"_backchannel_user_{path.stem}"
         spec = importlib.util.spec_from_file_location(module_name, path.resolve())
         if spec is None or spec.loader is None:
-            raise SystemExit(f"cannot import {where}")
+            raise TargetError(f"cannot import {where}")
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
         sys.path.insert(0, str(path.resolve().parent))  # so the file's own sibling imports work
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except SignatureError as exc:  # says in one line what to change: pydantic's traceback would bury it
+            raise TargetError(str(exc)) from None
         return module
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))  # as `python -m` does; the console script does not
     try:
         return importlib.import_module(where)
+    except SignatureError as exc:
+        raise TargetError(str(exc)) from None
     except ModuleNotFoundError as exc:
         if exc.name is None or not (where == exc.name or where.startswith(exc.name + ".")):
             raise  # the module exists but one of its own imports is missing
-        raise SystemExit(f"no module named {where!r} (searched the current directory and sys.path)") from None
+        raise TargetError(f"no module named {where!r} (searched the current directory and sys.path)") from None

@@ -27,9 +27,7 @@ from ..runtime.connection import Connection, ProgressCallback
 from ..transports.base import Transport
 from ..transports.http.negotiated import NegotiatedHeaders
 from ..types.completion import Completion, CompletionArgument, PromptReference, ResourceTemplateReference
-from ..types.errors import (
-    MCPError,
-)
+from ..types.errors import MCPError
 from ..types.lifecycle import DiscoverResult
 from ..types.logging import LOGGING_LEVELS, LoggingLevel
 from ..types.prompts import GetPromptResult, ListPromptsResult, Prompt
@@ -42,7 +40,7 @@ from ..types.resources import (
 )
 from ..types.tools import CallToolResult, ListToolsResult, Tool
 from ..types.versions import VERSIONS, Era, EraChoice, EraSpelling, era_from_user
-from .era_detection import converted, meet_server
+from .era_detection import HandshakeEraNeeded, converted, meet_server
 from .input_rounds import answer_input_rounds
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
 from .log_messages import LogCallback, LogDelivery
@@ -291,12 +289,13 @@ class Client:
                 max_timeout=max_timeout,
             )
 
-        # -32042 (handshake era): run the URL flows it lists, then retry, both bounded.
-        result = await retry_after_url_flows(
-            lambda: send(params), self.inputs, wait=self.url_wait, retries=self.url_retries
-        )
-        # Stateless era: answer what the server asks, and retry, until it answers for good.
-        result = await answer_input_rounds(method, params, result, send, self.inputs, self.max_input_rounds)
+        with HandshakeEraNeeded.recognised(self.session.era):
+            # -32042 (handshake era): run the URL flows it lists, then retry, both bounded.
+            result = await retry_after_url_flows(
+                lambda: send(params), self.inputs, wait=self.url_wait, retries=self.url_retries
+            )
+            # Stateless era: answer what the server asks, and retry, until it answers for good.
+            result = await answer_input_rounds(method, params, result, send, self.inputs, self.max_input_rounds)
         if result.get("resultType", "complete") != "complete":
             raise MCPError(
                 f"{method}: the server answered with resultType {result.get('resultType')!r}, "

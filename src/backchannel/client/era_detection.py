@@ -4,12 +4,23 @@
 stateless-era version we speak) means the stateless era; any other error, or no answer within
 the probe timeout, means the handshake era, so ``initialize``. ``Client.__aenter__`` calls it
 once and keeps what the server said about itself (``ServerIntroduction``).
+
+``auto`` stays in the stateless era whenever the server speaks it, even when a server's tool
+turns out unable to ask its questions there: the spec makes the era a property of the server
+(versioning.mdx: a dual-era client "stays modern" with a modern server) and gives a server no
+way to declare that it cannot use ``InputRequiredResult`` (in 2026-07-28 that is core, not a
+capability). Quietly reconnecting in the handshake era and calling the tool again would run
+its work twice, so ``HandshakeEraNeeded`` names the failure instead, and the person or the
+program chooses ``era="handshake"``.
 """
 
 from __future__ import annotations
 
-__all__ = ["EraChoice", "ServerIntroduction", "converted", "meet_server"]
+__all__ = ["EraChoice", "HandshakeEraNeeded", "ServerIntroduction", "converted", "meet_server"]
 
+import contextlib
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -19,12 +30,60 @@ from ..protocol.session import Session
 from ..runtime.connection import Connection
 from ..transports.http.negotiated import NegotiatedHeaders
 from ..types import meta as M
-from ..types.errors import UNSUPPORTED_PROTOCOL_VERSION, RemoteProtocolError, RequestError, RequestTimeout
+from ..types.errors import (
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    RemoteProtocolError,
+    RequestError,
+    RequestTimeout,
+)
 from ..types.lifecycle import DiscoverResult
-from ..types.versions import LATEST_HANDSHAKE, STATELESS_VERSIONS, EraChoice
+from ..types.versions import LATEST_HANDSHAKE, STATELESS_VERSIONS, Era, EraChoice
 
 R = TypeVar("R", bound=msgspec.Struct)
 _PROBE_ATTEMPTS = 3  # a server that keeps refusing the versions it lists is not followed forever
+# A server that tried to send one of the questions the stateless era carries in InputRequiredResult
+# as a request of its own, and found no channel for it (the official Python SDK 2.3.0 says
+# "Cannot send 'elicitation/create': this transport context has no back-channel ...").
+_ASKED_AS_A_REQUEST = re.compile(r"elicitation/create|sampling/createMessage|roots/list")
+_NO_CHANNEL = re.compile(r"back-?\s?channel|server-initiated", re.IGNORECASE)
+
+
+class HandshakeEraNeeded(RequestError):
+    """The server failed a stateless-era request because it tried to ask us something (a form,
+    a sampling call, the roots) as a request of its own, which that era cannot carry: its tools
+    ask only in the handshake era. Connect again with ``era="handshake"`` (``--era handshake``).
+
+    The code, message and data are the server's; ``str()`` adds the advice."""
+
+    ADVICE = (
+        "this server cannot ask its questions in the stateless era (2026-07-28); "
+        'connect in the handshake era: era="handshake", or --era handshake'
+    )
+
+    @classmethod
+    def recognise(cls, error: RequestError, era: Era | None) -> HandshakeEraNeeded | None:
+        """``error`` as a ``HandshakeEraNeeded`` when it is one, else None."""
+        if era != "stateless" or isinstance(error, cls) or error.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+            return None
+        if not (_ASKED_AS_A_REQUEST.search(error.message) and _NO_CHANNEL.search(error.message)):
+            return None
+        return cls(error.message, code=error.code, data=error.data)
+
+    @classmethod
+    @contextlib.contextmanager
+    def recognised(cls, era: Era | None) -> Iterator[None]:
+        """Around a request sent in ``era``: its ``RequestError`` becomes a ``HandshakeEraNeeded`` when it is one."""
+        try:
+            yield
+        except RequestError as exc:
+            needed = cls.recognise(exc, era)
+            if needed is None:
+                raise
+            raise needed from exc
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.ADVICE})"
 
 
 @dataclass(slots=True)

@@ -13,6 +13,7 @@ __all__ = ["StdioClientTransport", "StdioServerTransport"]
 import asyncio
 import contextlib
 import os
+import signal
 import stat
 import sys
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,9 @@ from .base import Transport, TransportBroken, TransportClosed, wire_messages
 _CHUNK = 1 << 16
 # Await a drain only when this much is buffered, so a burst of answers is one write, not one wait each.
 _HIGH_WATER = 1 << 18
+# After the child's stdout ends: how long to wait for it to exit, to say how it ended. A child
+# that closed stdout but lives on is only "the peer closed the connection", as before.
+_EXIT_WAIT = 2.0
 
 
 class _StreamTransport(Transport):
@@ -164,6 +168,16 @@ class StdioClientTransport(_StreamTransport):
         self._reader = self.process.stdout
         self._writer = self.process.stdin
 
+    async def receive(self) -> list[Any] | None:
+        """The next batch; at the end of the child's output, ``TransportBroken`` saying how the
+        server process ended (its exit status), unless we closed it ourselves."""
+        batch = await super().receive()
+        if batch is None and not self._closed and self.process is not None:
+            ended = await _how_it_ended(self.process)
+            if ended is not None and not self._closed:
+                raise TransportBroken(ended)
+        return batch
+
     async def close(self) -> None:
         """Close the child's stdin, wait; then SIGTERM, wait; then SIGKILL."""
         if self._closed:
@@ -187,3 +201,20 @@ class StdioClientTransport(_StreamTransport):
                 break
             except TimeoutError:
                 continue
+
+
+async def _how_it_ended(process: asyncio.subprocess.Process) -> str | None:
+    """Why the server is gone, in words for the person running us; None while it still runs."""
+    try:
+        status = await asyncio.wait_for(process.wait(), _EXIT_WAIT)
+    except TimeoutError:
+        return None
+    # The child's stderr is ours, so whatever it said on the way out is on the screen already.
+    where = "its error output, if any, is above"
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        return f"the server process was killed by {name}; {where}"
+    return f"the server process exited with status {status}; {where}"

@@ -1,11 +1,14 @@
 """``backchannel call``: one tool call with no person at the keyboard, for scripts and CI.
 
-    backchannel call "python examples/issue_tracker.py" create_issue \\
-        --args '{"summary": "Login page is blank"}' --answers answers.json --json
+    backchannel call create_issue --args '{"summary": "Login page is blank"}' \\
+        --answers answers.json --json -- python examples/issue_tracker.py
 
-The server is a command line in one argument (split like a shell would) or an
-``http(s)://`` URL. The result is printed (``--json``: the ``CallToolResult`` as the
-wire has it, on one line, ``isError`` always present) and the exit status says how it went:
+The server comes after ``--``, as ``backchannel connect`` takes it: a command and its
+arguments (spawned, spoken to over stdio), or an ``http(s)://`` URL. The older form, the
+server's command line in one argument before the tool (``call "python server.py" TOOL``,
+split like a shell would), still works. The result is printed (``--json``: the
+``CallToolResult`` as the wire has it, on one line, ``isError`` always present) and the
+exit status says how it went:
 
 * 0: the tool answered;
 * 1: the tool answered with ``isError: true`` (arguments that fail the tool's
@@ -13,7 +16,12 @@ wire has it, on one line, ``isError`` always present) and the exit status says h
 * 2: no answer: a protocol error (unknown tool, arguments that are not an object...),
   the server could not be reached, the call timed out, or the answers file does not
   fit a form.
-  With ``--json`` a protocol error is printed as ``{"error": {"code", "message", "data"?}}``.
+  With ``--json`` every failure is printed on stdout as ``{"error": {"code", "message",
+  "data"?}}``, with ``"hint"`` beside it when there is advice: the server's error as it sent
+  it; -32000 when the server could not be started or reached, or went away (a server
+  process that exits says its exit status); -32001 when the call timed out.
+
+An unknown tool is answered with the names closest to it ("did you mean").
 
 The answers file (JSON) answers the server's questions (``elicitation/create``):
 
@@ -40,6 +48,7 @@ from __future__ import annotations
 __all__ = ["Answers", "AnswersError", "run_call"]
 
 import asyncio
+import difflib
 import json
 import shlex
 import sys
@@ -50,14 +59,18 @@ from typing import Any, TextIO
 import msgspec
 from rich.console import Console
 
+from ..client.era_detection import HandshakeEraNeeded
 from ..client.url_flow import UrlElicitation
 from ..forms import apply_defaults, validate_content
-from ..types.errors import MCPError, RequestError
+from ..types.errors import INVALID_PARAMS, ConnectionClosed, MCPError, RequestError
 from .commands import CommandError, parse_arguments
 from .form_prompt import confirmation_code
 from .render import Renderer
 
 _ACTIONS = ("accept", "decline", "cancel")
+# The codes the official SDKs use for a connection that ended and for a request that timed out.
+_CONNECTION_CLOSED = -32000
+_REQUEST_TIMEOUT = -32001
 
 
 class AnswersError(ValueError):
@@ -224,14 +237,23 @@ async def _call(
         note(str(exc))
         return 2
 
-    def failed(code: int, message: str, data: Any = None) -> int:
+    hints: list[str] = []
+
+    def failed(code: int, message: str, data: Any = None, *, ours: bool = True) -> int:
+        """Exit status 2; the error as JSON on stdout with ``--json``, and (always, when the
+        failure is ``ours`` and not the server's answer) in words on stderr."""
         if as_json:
             error: dict[str, Any] = {"code": code, "message": message}
             if data is not None:
                 error["data"] = data
-            print(json.dumps({"error": error}), file=out, flush=True)
-        else:
-            note(f"error {code}: {message}")
+            shown: dict[str, Any] = {"error": error}
+            if hints:
+                shown["hint"] = "; ".join(hints)
+            print(json.dumps(shown), file=out, flush=True)
+        if ours or not as_json:
+            note(message if ours else f"error {code}: {message}")
+        for hint in hints:
+            note(hint)
         return 2
 
     try:
@@ -239,18 +261,25 @@ async def _call(
             if log_level and "logging" in (client.server_capabilities or {}):
                 await client.set_logging_level(log_level)  # type: ignore[arg-type]
             given = await _arguments(client, tool, arguments)
-            result = await client.call_tool(tool, given)
+            result = await _call_tool(client, tool, given, hints)
     except TimeoutError:
-        note(f"no answer within {timeout:g} seconds")
-        return 2
+        return failed(_REQUEST_TIMEOUT, f"no answer within {timeout:g} seconds")
     except CommandError as exc:
-        note(str(exc))
-        return 2
+        return failed(INVALID_PARAMS, str(exc))
+    except HandshakeEraNeeded as exc:
+        hints.append("this server cannot ask its questions in the stateless era: run again with --era handshake")
+        return failed(exc.code, exc.message, exc.data, ours=False)
     except RequestError as exc:
-        return failed(exc.code, exc.message, exc.data)
-    except (MCPError, OSError) as exc:
-        note(f"could not talk to the server: {type(exc).__name__}: {exc}")
-        return 2
+        return failed(exc.code, exc.message, exc.data, ours=False)
+    except ConnectionClosed as exc:  # a server process that exited says its status
+        reason = exc.message.removeprefix("Connection closed: ")
+        return failed(_CONNECTION_CLOSED, f"could not talk to the server: {reason}")
+    except OSError as exc:
+        return failed(_CONNECTION_CLOSED, f"could not talk to the server: {exc}")
+    except MCPError as exc:
+        return failed(exc.code, f"could not talk to the server: {type(exc).__name__}: {exc}")
+    for hint in hints:
+        note(hint)
     for problem in answers.problems:
         note(problem)
     if as_json:
@@ -262,6 +291,35 @@ async def _call(
     if answers.problems:
         return 2
     return 1 if result.is_error else 0
+
+
+async def _call_tool(client: Any, tool: str, given: dict[str, Any] | None, hints: list[str]) -> Any:
+    """``tools/call``; when it fails (an error, or ``isError``) for a tool the server does not
+    have, a "did you mean" goes to ``hints``."""
+    try:
+        result = await client.call_tool(tool, given)
+    except RequestError:
+        hints.extend(await _unknown_tool(client, tool))
+        raise
+    if result.is_error:
+        hints.extend(await _unknown_tool(client, tool))
+    return result
+
+
+async def _unknown_tool(client: Any, tool: str) -> list[str]:
+    """A "did you mean" when the server has no tool ``tool``; nothing when it has, or cannot say."""
+    try:
+        names = [item.name for item in await client.list_tools()]
+    except MCPError:
+        return []
+    if tool in names:
+        return []
+    by_case = {name.casefold(): name for name in names}
+    close = [by_case[name] for name in difflib.get_close_matches(tool.casefold(), list(by_case), n=3, cutoff=0.6)]
+    if close:
+        return [f"no tool named {tool!r}; did you mean {' or '.join(repr(name) for name in close)}?"]
+    listed = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+    return [f"no tool named {tool!r}; the server's tools: {listed or 'none'}"]
 
 
 async def _arguments(client: Any, tool: str, text: str | None) -> dict[str, Any] | None:

@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from ..client.era_detection import HandshakeEraNeeded
 from ..client.url_flow import UrlElicitation
 from ..protocol.events import ProgressReceived
 from ..types.errors import ConnectionClosed, MCPError, RequestError
@@ -86,6 +87,8 @@ class TerminalSession:
         self.out_of_band: Callable[[Callable[[], None]], None] = _call_now
         #: The progress of the running request (and the spinner of a browser step).
         self.progress = ProgressDisplay(console)
+        #: True once the connection ended under us (the server went away), not by ``quit``.
+        self.gone = False
 
     # -- wiring ----------------------------------------------------------------------------------
 
@@ -169,10 +172,18 @@ class TerminalSession:
             self.console.print("[yellow]Interrupted: the request was cancelled.[/]")
         except CommandError as exc:
             self.console.print(f"[red]{escape(str(exc))}[/]")
+        except HandshakeEraNeeded as exc:
+            self.console.print(f"[red]The server answered with error {exc.code}: {escape(exc.message)}[/]")
+            self.console.print(
+                "[yellow]This server cannot ask its questions in the stateless era (2026-07-28): "
+                "connect again with [bold]--era handshake[/].[/]"
+            )
         except RequestError as exc:
             self.console.print(f"[red]The server answered with error {exc.code}: {escape(exc.message)}[/]")
         except ConnectionClosed as exc:
-            self.console.print(f"[red]The connection is closed: {escape(str(exc))}[/]")
+            reason = exc.message.removeprefix("Connection closed: ")
+            self.console.print(f"[red]The connection is closed: {escape(reason)}.[/]", soft_wrap=True)
+            self.gone = True
             return False
         except MCPError as exc:
             self.console.print(f"[red]{escape(str(exc))}[/]")

@@ -1,0 +1,238 @@
+"""The ``backchannel`` command line: its subcommands, their options, and a check for each value.
+
+Every option that takes a value is checked while the line is parsed (a ``choices`` list or a
+type function), so a bad value ends in argparse's usage line and one ``error:`` line naming
+the option, with exit status 2, before anything starts.
+"""
+
+from __future__ import annotations
+
+__all__ = ["LOG_LEVELS", "build_parser", "plain_help"]
+
+import argparse
+import ipaddress
+import math
+import re
+from pathlib import Path
+
+from .. import __version__
+
+#: The MCP log levels (``logging/setLevel``), lowest first.
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+# "legacy" and "modern" are the old spellings of "handshake" and "stateless"; Client normalises them.
+_ERA_SPELLINGS = ("auto", "handshake", "stateless", "legacy", "modern")
+_ERA_HELP = "protocol era: auto (probe), handshake (initialize) or stateless (legacy/modern: old spellings)"
+_PYTHON_LEVELS = ("debug", "info", "warning", "error", "critical")
+_HOSTNAME = re.compile(
+    r"(?=.{1,253}\.?$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?"
+)
+_URL_PATH = re.compile(r"/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*")
+
+_RUN = """Serve the Server that a Python file or module defines: on stdio, for a client that
+spawns this command, or with --http over Streamable HTTP, saying on stderr where it listens."""
+_CONNECT = """An interactive session with an MCP server, in the terminal: forms, links to open,
+progress bars, logs, Tab completion, Ctrl-C to cancel a request. The server is a command
+and its arguments, spawned and spoken to over stdio (after --, so that its own options are
+not read as ours), or the http(s):// URL of a Streamable HTTP endpoint.
+
+  backchannel connect -- python server.py --verbose
+  backchannel connect --era handshake -- backchannel run server.py
+  backchannel connect http://127.0.0.1:8000/mcp"""
+_DEMO = """The terminal client on the bundled example server (examples/demo_server.py): tools to
+call, a form, a link to authorize in the browser, a progress bar and log lines. Type help
+once connected; Ctrl-C cancels a running call."""
+_CALL_USAGE = """%(prog)s [options] TOOL -- COMMAND [ARGS ...]
+       %(prog)s [options] TOOL -- URL
+       %(prog)s [options] "COMMAND LINE" TOOL"""
+
+
+def build_parser(call_help: bool = False) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The parser and each subcommand's own; ``call_help`` adds the long help of ``call``
+    (it imports the terminal client, which ``backchannel run`` should not pay for)."""
+    parser = argparse.ArgumentParser(prog="backchannel", description="An MCP runtime: serve and connect.")
+    parser.add_argument("--version", action="version", version=f"backchannel {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    raw = argparse.RawDescriptionHelpFormatter
+    run = commands.add_parser(
+        "run", help="serve a Server defined in a Python file or module", description=_RUN, formatter_class=raw
+    )
+    run.add_argument("target", help="path/to/server.py or package.module, optionally with :NAME")
+    run.add_argument(
+        "--log-level",
+        default="warning",
+        type=str.lower,
+        choices=_PYTHON_LEVELS,
+        help="Python logging level for the server's stderr (default warning)",
+    )
+    run.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    run.add_argument(
+        "--host", default="127.0.0.1", type=_host, help="HTTP: the address to bind (default: loopback only)"
+    )
+    run.add_argument("--port", type=_port, default=8000, help="HTTP: the port, 1 to 65535 (default 8000)")
+    run.add_argument("--path", type=_url_path, default="/mcp", help="HTTP: the endpoint path (default /mcp)")
+    connect = commands.add_parser(
+        "connect",
+        help="an interactive session with a server: a command to spawn (stdio) or an http(s):// URL",
+        description=_CONNECT,
+        formatter_class=raw,
+        usage="%(prog)s [options] -- COMMAND [ARGS ...]\n       %(prog)s [options] URL",
+    )
+    demo = commands.add_parser(
+        "demo", help="an interactive session with the bundled example server", description=_DEMO, formatter_class=raw
+    )
+    for sub in (connect, demo):
+        _session_options(sub)
+    connect.add_argument(
+        "target",
+        nargs=argparse.REMAINDER,
+        metavar="SERVER",
+        help="the server: COMMAND [ARGS...] (spawned, stdio) or an http(s):// URL",
+    )
+    _call_parser(commands, call_help)
+    return parser, dict(commands.choices)
+
+
+def _session_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--root",
+        action="append",
+        default=None,
+        type=_directory,
+        metavar="PATH",
+        help="a directory offered to the server as a root (repeatable; default: the current directory)",
+    )
+    sub.add_argument("--era", choices=_ERA_SPELLINGS, default="auto", help=_ERA_HELP)
+    sub.add_argument(
+        "--save-dir", default=None, type=_save_dir, metavar="DIR", help="where images and binary content are saved"
+    )
+    sub.add_argument(
+        "--server-log-level",
+        default="info",
+        type=str.lower,
+        choices=LOG_LEVELS,
+        help="the server log messages to show at first (default info; the log command changes it)",
+    )
+    sub.add_argument(
+        "--no-browser",
+        dest="browser",
+        action="store_false",
+        help="print the links of URL requests (after you agree) instead of opening a browser",
+    )
+
+
+def _call_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], call_help: bool) -> None:
+    description = None
+    if call_help:
+        from ..ui import batch
+
+        description = plain_help(batch.__doc__ or "")
+    call = commands.add_parser(
+        "call",
+        help="call one tool with no person at the keyboard: questions answered from a file, the result as JSON",
+        description=description or "Call one tool with no person at the keyboard.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage=_CALL_USAGE,
+    )
+    call.add_argument(
+        "target",
+        metavar="TOOL",
+        help="the tool, with the server after --; in the older form, the server's command line "
+        "in one argument ('python server.py') or its URL, followed by the tool",
+    )
+    call.add_argument("tool", nargs="?", default=None, help=argparse.SUPPRESS)
+    call.add_argument(
+        "--args", default=None, type=_tool_arguments, help="the arguments: a JSON object, or key=value words"
+    )
+    # Read (and refused with one line, status 2) before the server is started: ui/batch.py.
+    call.add_argument("--answers", default=None, metavar="FILE", help="answers to the server's questions (JSON)")
+    call.add_argument("--json", action="store_true", help="print the result (or the error) as JSON")
+    call.add_argument(
+        "--root", action="append", default=None, type=_directory, metavar="PATH", help="a root (default: the cwd)"
+    )
+    call.add_argument("--era", choices=_ERA_SPELLINGS, default="auto", help=_ERA_HELP)
+    call.add_argument(
+        "--timeout", type=_seconds, default=300.0, help="seconds for the whole call (0: no limit; default 300)"
+    )
+    call.add_argument(
+        "--log-level",
+        default=None,
+        type=str.lower,
+        choices=LOG_LEVELS,
+        help="print the server's log messages at this level and above on stderr",
+    )
+
+
+def plain_help(text: str) -> str:
+    """A docstring as plain text for ``--help``: reStructuredText and Markdown markup taken out
+    (``literal``, **strong**, *emphasis*), what they marked kept."""
+    pieces = re.split(r"``(.+?)``", text, flags=re.DOTALL)
+    for index in range(0, len(pieces), 2):  # the even pieces are outside literals
+        piece = re.sub(r"\*\*(\S(?:.*?\S)?)\*\*", r"\1", pieces[index])
+        pieces[index] = re.sub(r"(?<![\w*])\*(\S(?:[^*]*?\S)?)\*(?![\w*])", r"\1", piece)
+    return "".join(pieces)
+
+
+# -- the checks: each returns the value to use, or raises ArgumentTypeError saying what is wrong --
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1 to 65535)") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (1 to 65535)")
+    return port
+
+
+def _host(text: str) -> str:
+    bare = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    try:
+        return str(ipaddress.ip_address(bare))
+    except ValueError:
+        pass
+    if not _HOSTNAME.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is neither an IP address nor a host name")
+    return text
+
+
+def _url_path(text: str) -> str:
+    if not _URL_PATH.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a URL path: start it with / (like /mcp)")
+    return text
+
+
+def _directory(text: str) -> str:
+    if not Path(text).expanduser().is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a directory")
+    return text
+
+
+def _save_dir(text: str) -> str:
+    """A directory, or one that can be made: its nearest existing ancestor is a directory."""
+    path = Path(text).expanduser().absolute()
+    existing = next((parent for parent in (path, *path.parents) if parent.exists()), None)
+    if existing is None or not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a directory, nor a place one can be made")
+    return text
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (0 or more; 0: no limit)")
+    return value
+
+
+def _tool_arguments(text: str) -> str:
+    """Checked for form only (JSON object, or key=value words); read against the tool's schema later."""
+    from ..ui.commands import CommandError, parse_arguments
+
+    try:
+        parse_arguments(text)
+    except CommandError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
