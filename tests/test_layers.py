@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "backchannel"
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"types"}),
     frozenset({"protocol", "framing", "forms"}),
-    frozenset({"transports"}),
+    frozenset({"transports", "state"}),
     frozenset({"runtime"}),
     frozenset({"http_host"}),
     frozenset({"server", "client"}),

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 __all__ = ["HttpApp"]
 
+import asyncio
 import logging
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from ..framing import http as H
+from ..state.memory import MemoryState
+from ..state.shared import SharedState
 from ..transports.http.asgi import (
     Receive,
     Scope,
@@ -50,8 +53,11 @@ from ..transports.http.responses import send_rejection
 from ..types import meta as M
 from ..types.errors import InvalidRequest
 from ..types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
-from .session_responses import answer_request_post, resume_stream, serve_get_stream
+from .fleet import Fleet, events_prefix, refusing_when_unreachable
+from .session_posts import open_session, post_to_session
+from .session_responses import resume_stream, serve_get_stream
 from .sessions import HttpSession, SessionRegistry
+from .shared_events import StateEventStore
 from .stateless import serve_stateless
 
 if TYPE_CHECKING:
@@ -93,6 +99,7 @@ class HttpApp:
         max_requests: int | None = MAX_REQUESTS,
         max_sessions: int | None = MAX_SESSIONS,
         retry_after: int = RETRY_AFTER,
+        state: SharedState | None = None,
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/"
@@ -103,7 +110,15 @@ class HttpApp:
         self.event_store = event_store or InMemoryEventStore()
         self.retry_ms = retry_ms
         self.sse_after = sse_after
-        self.sessions = SessionRegistry(session_idle_timeout)
+        if state is None:
+            kept = getattr(server, "state", None)  # a server built with a shared state shares it here
+            state = kept if isinstance(kept, SharedState) else MemoryState()
+        self.state = state
+        record_ttl = session_idle_timeout if session_idle_timeout is not None else 24 * 3600.0
+        self.fleet = Fleet(state, shared=state.spans_workers, record_ttl=record_ttl)
+        self.sessions = SessionRegistry(session_idle_timeout, self.fleet, self._new_session)
+        self._joined = False
+        self._joining: asyncio.Future[None] | None = None
         self.body_deadlines = BodyDeadlines(body_timeout)
         self.max_requests = max_requests
         self.max_sessions = max_sessions
@@ -111,19 +126,48 @@ class HttpApp:
         #: Requests being served now (streams included), for ``max_requests``.
         self.serving = 0
 
+    def _new_session(self, session_id: str, principal: Principal | None) -> HttpSession:
+        store = self.event_store
+        if self.fleet.shared:  # every worker must be able to replay the session's streams
+            store = StateEventStore(self.state, events_prefix(session_id), self.fleet.record_ttl)
+        return HttpSession(session_id, principal, self.server, store, self.fleet)
+
+    async def join_fleet(self) -> None:
+        """Start the shared state and listen for this worker's messages (the lifespan's startup
+        does it; so does the first request of an app mounted without a lifespan)."""
+        if self._joined:
+            return
+        if self._joining is None:
+            self._joining = asyncio.ensure_future(self._join())
+        try:
+            await asyncio.shield(self._joining)
+        except BaseException:
+            self._joining = None  # the next request tries again (Redis may be back by then)
+            raise
+        self._joined = True
+
+    async def _join(self) -> None:
+        await self.fleet.start()
+        await self.server.start_sharing()
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
         if scope["type"] != "http":
             return
+        if not self._joined:
+            await self.join_fleet()
         if self.max_requests is not None and self.serving >= self.max_requests:
             limit = f"the server is at its limit of {self.max_requests} requests served at once; try again shortly"
             await send_rejection(send, busy(limit, self.retry_after))
             return
         self.serving += 1
         try:
-            await self._route(scope, receive, send)
+            if self.fleet.shared:  # a request that needs the shared state while it is down: 503, not 500
+                await refusing_when_unreachable(self._route, scope, receive, send, self.retry_after)
+            else:
+                await self._route(scope, receive, send)
         finally:
             self.serving -= 1
 
@@ -225,7 +269,7 @@ class HttpApp:
                 send, H.Rejection(400, InvalidRequest("Mcp-Session-Id header required (send initialize first)"))
             )
             return
-        session = self.sessions.get(session_id, principal)
+        session = await self.sessions.find(session_id, principal)
         if session is None:
             await send_rejection(
                 send, H.Rejection(404, InvalidRequest("session not found; start a new one with initialize"))
@@ -235,11 +279,9 @@ class HttpApp:
         if rejection is not None:
             await send_rejection(send, rejection)
             return
-        if kind != "request":
-            session.feed_messages([message])
-            await send_bytes(send, 202, b"", [session.header_bytes])
-            return
-        await answer_request_post(session, message, receive, send, sse_after=self.sse_after, retry_ms=self.retry_ms)
+        await post_to_session(
+            session, message, kind, self.fleet, receive, send, sse_after=self.sse_after, retry_ms=self.retry_ms
+        )
 
     async def _post_stateless(
         self,
@@ -273,9 +315,10 @@ class HttpApp:
             limit = f"the server is at its limit of {self.max_sessions} live sessions; end one (DELETE) or retry later"
             await send_rejection(send, busy(limit, self.retry_after))
             return
-        session = HttpSession(self.sessions.new_id(), principal, self.server, self.event_store)
-        self.sessions.add(session)
-        await answer_request_post(session, message, receive, send, sse_after=self.sse_after, retry_ms=self.retry_ms)
+        session = self.sessions.open(principal)
+        await open_session(
+            session, message, self.fleet, receive, send, sse_after=self.sse_after, retry_ms=self.retry_ms
+        )
         if session.protocol.protocol_version is None or session.protocol.state.value == "new":
             await self.sessions.end(session.session_id)  # initialize failed: nothing to keep
 
@@ -291,7 +334,7 @@ class HttpApp:
             return
         last_event_id = headers.get("last-event-id")
         if last_event_id:
-            await resume_stream(session, last_event_id, self.event_store, receive, send)
+            await resume_stream(session, last_event_id, receive, send, alive=self.fleet.reachable)
             return
         if session.transport.standalone is not None:
             await send_rejection(
@@ -306,6 +349,7 @@ class HttpApp:
         session = await self._existing_session(headers, principal, send)
         if session is None:
             return
+        await self.fleet.forget(session.session_id)
         await self.sessions.end(session.session_id)
         await send_bytes(send, 200, b"", {})
 
@@ -316,7 +360,7 @@ class HttpApp:
         if session_id is None:
             await send_rejection(send, H.Rejection(400, InvalidRequest("Mcp-Session-Id header required")))
             return None
-        session = self.sessions.get(session_id, principal)
+        session = await self.sessions.find(session_id, principal)
         if session is None:
             await send_rejection(
                 send, H.Rejection(404, InvalidRequest("session not found; start a new one with initialize"))
@@ -332,6 +376,7 @@ class HttpApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                await self.join_fleet()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.aclose()
@@ -342,6 +387,7 @@ class HttpApp:
         """End every session (for tests and embedding apps' shutdown hooks), and stop the
         URL-elicitation side listener if one was started."""
         await self.sessions.end_all()
+        await self.fleet.aclose()
         flows = self.server.url_elicitations
         if flows is not None:
             await flows.stop_pages()

@@ -1,12 +1,12 @@
 """What the HTTP host needs of the server it serves.
 
 The ASGI app, its sessions and its stateless entry are handed a server (``Server.http_app``
-does it) and use three things of it: ``connect`` to run a connection over one of their
-transports, the URL-elicitation pages served beside the endpoint, and a tool's definition
-for the SEP-2243 header checks. A ``backchannel.Server`` is all three; so is any object
-shaped like these protocols (a test double, or a server of another layout). The host sits
-above the runtime and below the server: it drives a ``Connection`` the one way every
-transport does (``feed``, ``finish``), and it never imports ``server/``.
+does it) and use of it: ``connect`` to run a connection over one of their transports, the
+URL-elicitation pages served beside the endpoint, a tool's definition for the SEP-2243
+header checks, and what it keeps per session (for a fleet's records). A
+``backchannel.Server`` is all of these; so is any object shaped like these protocols. The
+host sits above the runtime and below the server: it drives a ``Connection`` the one way
+every transport does (``feed``, ``finish``), and it never imports ``server/``.
 """
 
 from __future__ import annotations
@@ -39,3 +39,17 @@ class HostedServer(Protocol):
     def connect(self, transport: Transport, *, finish_grace: float | None = None) -> Connection: ...
 
     def tool_definition(self, name: str) -> dict[str, Any] | None: ...
+
+    def session_snapshot(self, connection: Connection) -> dict[str, Any]:
+        """What the server keeps for a handshake-era session (JSON data), for the record
+        another worker of a fleet takes the session up from."""
+        ...
+
+    async def start_sharing(self) -> None:
+        """Join the fleet its state spans (hear the other workers' announcements); a server
+        whose state spans no processes has nothing to do."""
+        ...
+
+    def restore_session(self, connection: Connection, kept: dict[str, Any]) -> None:
+        """Take up what ``session_snapshot`` returned (on another worker, or after a change)."""
+        ...

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 __all__ = ["RAW_JSON_HEADERS", "RAW_SSE_HEADERS", "answer_request_post", "resume_stream", "serve_get_stream"]
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..framing import http as H
 from ..framing.sse import encode_comment, encode_event
 from ..protocol.events import RequestId
 from ..transports.http.asgi import Receive, Send, encode_headers, send_bytes, send_start
-from ..transports.http.event_store import EventStore, parse_event_id
+from ..transports.http.event_store import parse_event_id
 from ..transports.http.responses import forward_stream, pump_get_stream, send_rejection
 from ..transports.http.streams import (
     CLOSE_RESPONSE,
@@ -29,20 +30,30 @@ from ..transports.http.streams import (
 )
 from ..types.errors import InvalidRequest
 from .sessions import HttpSession
+from .shared_events import StateEventStore, follow_remote_stream
 
 RAW_JSON_HEADERS = encode_headers(dict(JSON_HEADERS))
 RAW_SSE_HEADERS = encode_headers(SSE_HEADERS)
 
 
 async def answer_request_post(
-    session: HttpSession, message: dict[str, Any], receive: Receive, send: Send, *, sse_after: float, retry_ms: int
+    session: HttpSession,
+    message: dict[str, Any],
+    receive: Receive,
+    send: Send,
+    *,
+    sse_after: float,
+    retry_ms: int,
+    before_answer: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
 ) -> None:
     """Answer a request POST: plain JSON when the answer is all there is, else a stream.
 
     The runtime serves the request the way it serves every request (answered at once, or
     in a task of its own, which inherits this HTTP request's context); this task writes the
     response: the answer as JSON if it comes first within ``sse_after`` seconds, else a
-    resumable stream that starts with whatever came first.
+    resumable stream that starts with whatever came first. ``before_answer`` is awaited
+    with an answer that goes out as plain JSON, before it does (``initialize`` saves the
+    session's record there).
     """
     request_id: RequestId = message["id"]
     feed = session.open_feed(request_id)
@@ -54,7 +65,7 @@ async def answer_request_post(
     except BaseException:
         session.detach()
         raise
-    await _respond(session, feed, request_id, receive, send, sse_after, retry_ms)
+    await _respond(session, feed, request_id, receive, send, sse_after, retry_ms, before_answer)
 
 
 async def _respond(
@@ -65,17 +76,23 @@ async def _respond(
     send: Send,
     wait: float,
     retry_ms: int,
+    before_answer: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
 ) -> None:
     """Send the response of a request POST; the session is detached from it when it ends."""
     try:
         first = await feed.first(wait)
         if first is not None and is_answer_to(first, request_id):
             session.close_feed(request_id)
+            if before_answer is not None:
+                assert type(first) is dict
+                await before_answer(first)
             await send_bytes(send, 200, encode_message(first), [*RAW_JSON_HEADERS, session.header_bytes])
             return
         # Something other than the answer came first (or nothing yet): stream, resumably.
         closing = first is CLOSE_RESPONSE
         stream, sink = session.start_stream(feed, None if closing else first, attached=not closing)
+        if isinstance(session.store, StateEventStore):
+            await session.store.written()
         priming = encode_event("", event_id=f"{stream.stream_id}_0", retry_ms=retry_ms)
         await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
         if closing:  # the handler asked to end this response at once (SEP-1699): the client polls
@@ -104,13 +121,33 @@ async def serve_get_stream(session: HttpSession, receive: Receive, send: Send) -
 
 
 async def resume_stream(
-    session: HttpSession, last_event_id: str, store: EventStore, receive: Receive, send: Send
+    session: HttpSession,
+    last_event_id: str,
+    receive: Receive,
+    send: Send,
+    *,
+    alive: Callable[[str], Awaitable[bool]],
 ) -> None:
-    """Replay the session's stream after ``last_event_id``, then follow it while it goes on."""
+    """Replay the session's stream after ``last_event_id``, then follow it while it goes on.
+
+    A stream another worker of the fleet writes is read from the shared state (``alive``
+    says whether that worker still serves)."""
+    store = session.store
+    unknown = H.Rejection(400, InvalidRequest(f"unknown Last-Event-ID {last_event_id!r}"))
     place = parse_event_id(last_event_id)
     stream = session.streams.get(place[0]) if place is not None else None
+    if place is not None and stream is None and isinstance(store, StateEventStore):
+        exists, _ = await store.request_of(place[0])
+        if exists:  # written by another worker (or by this one before a restart)
+            session.attach()
+            try:
+                await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
+                await follow_remote_stream(store, place[0], place[1], send, receive, alive=alive)
+            finally:
+                session.detach()
+            return
     if place is None or stream is None:  # not ours, or another session's stream: replay nothing
-        await send_rejection(send, H.Rejection(400, InvalidRequest(f"unknown Last-Event-ID {last_event_id!r}")))
+        await send_rejection(send, unknown)
         return
     stream_id, position = place
     sink = stream.attach() if stream is not None else None

@@ -21,17 +21,20 @@ __all__ = ["HttpSession", "SessionRegistry"]
 import asyncio
 import itertools
 import logging
+import math
 import secrets
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.events import Outgoing, RequestId
+from ..protocol.events import HandshakeCompleted, Outgoing, RequestId
 from ..transports.base import PushedTransport, TransportClosed, wire_messages
 from ..transports.http.asgi import Mailbox
 from ..transports.http.auth import Principal
 from ..transports.http.event_store import EventStore
 from ..transports.http.streams import CLOSE_RESPONSE, END_STREAM, MessageFeed, ResumableStream, StreamSignal
+from .fleet import FANNED_OUT, Fleet, SessionRecord
 
 if TYPE_CHECKING:
     from .served import HostedServer
@@ -41,13 +44,16 @@ _FINISHED_STREAMS_KEPT = 64
 
 
 class _SessionTransport(PushedTransport):
-    """Writes each message to the response of the request it belongs to, else to the GET stream."""
+    """Writes each message to the response of the request it belongs to, else to the GET stream
+    (held by this worker, or by another one of the fleet)."""
 
     routes_by_request = True
     authenticates_callers = True
 
-    def __init__(self) -> None:
+    def __init__(self, session_id: str, fleet: Fleet) -> None:
         super().__init__()
+        self.session_id = session_id
+        self.fleet = fleet
         self.feeds: dict[RequestId, MessageFeed] = {}
         self.standalone: MessageFeed | None = None
 
@@ -64,6 +70,11 @@ class _SessionTransport(PushedTransport):
                 feed = self.standalone
             if feed is not None:
                 feed.put(message)
+            elif self.fleet.shared:
+                # Another worker may hold the GET stream; what every worker sends its own sessions
+                # anyway (a list changed) is left to that worker's replica.
+                if message.get("method") not in FANNED_OUT:
+                    self.fleet.send_out(self.session_id, message)
             else:
                 logger.debug("no open stream for %s; dropped", message.get("method", "a message"))
 
@@ -93,14 +104,23 @@ class HttpSession:
     """A live handshake-era session over HTTP (one ``Mcp-Session-Id``) and the streams of its
     requests; its protocol session is ``protocol``."""
 
-    def __init__(self, session_id: str, principal: Principal | None, server: HostedServer, store: EventStore) -> None:
+    def __init__(
+        self, session_id: str, principal: Principal | None, server: HostedServer, store: EventStore, fleet: Fleet
+    ) -> None:
         self.session_id = session_id
         self.principal = principal
         self.store = store
-        self.transport = _SessionTransport()
+        self.server = server
+        self.fleet = fleet
+        self.transport = _SessionTransport(session_id, fleet)
         self.transport.principal = principal
         self.connection = server.connect(self.transport, finish_grace=0.0)
         self.protocol = self.connection.session
+        #: Set by the registry: ends this replica when another worker ended the session.
+        self.on_ended_elsewhere: Callable[[], None] | None = None
+        #: Set by ``Fleet.join``: stops hearing the session channel.
+        self.stop_listening: Callable[[], None] | None = None
+        self.saved_at = -math.inf
         self.streams: dict[str, ResumableStream] = {}
         self._finished: deque[str] = deque()
         self._forgetting: set[asyncio.Task[None]] = set()
@@ -112,6 +132,11 @@ class HttpSession:
         # prefix per session, then a count. Resuming needs the session too, so they
         # need not be unguessable within it.
         self._stream_prefix = secrets.token_hex(6)
+        if fleet.shared:
+            # The worker's name leads: the client's answers to our requests find their way back
+            # to it, and a worker asked to resume a stream knows whose it is.
+            self.protocol.id_prefix = f"{fleet.worker_id}:"
+            self._stream_prefix = f"{fleet.worker_id}.{self._stream_prefix}"
         self._stream_numbers = itertools.count(1)
         #: This session's part of every response's headers, encoded once.
         self.header_bytes = (b"mcp-session-id", session_id.encode("latin-1"))
@@ -119,6 +144,48 @@ class HttpSession:
     @property
     def version(self) -> str | None:
         return self.protocol.protocol_version
+
+    # ------------------------------------------------------- the fleet
+
+    def record(self) -> SessionRecord:
+        """What another worker needs to serve this session (after ``initialize`` succeeded)."""
+        version = self.protocol.protocol_version
+        assert version is not None
+        kept = self.server.session_snapshot(self.connection)
+        return SessionRecord(version, self.protocol.peer_capabilities, self.protocol.peer_info, self.principal, kept)
+
+    def take_up(self, record: SessionRecord) -> None:
+        """Serve a session whose handshake another worker served, as its record says."""
+        self.protocol.resume_handshake(record.version, record.capabilities, record.info)
+        # As if this replica had seen the handshake: the server sends list changes only to those.
+        self.connection.handshake_completed = HandshakeCompleted(
+            version=record.version, peer_info=record.info, peer_capabilities=record.capabilities
+        )
+        self.server.restore_session(self.connection, record.kept)
+
+    async def save(self, *, announce: bool = False) -> None:
+        self.saved_at = time.monotonic()
+        await self.fleet.save(self.session_id, self.record(), announce=announce)
+
+    def deliver_answer(self, message: dict[str, Any]) -> None:
+        """The client's answer to a request of ours, forwarded by the worker its POST reached."""
+        self.feed_messages([message])
+
+    def deliver_note(self, message: dict[str, Any]) -> None:
+        """A client notification another worker received (a cancel, progress, roots changed)."""
+        self.feed_messages([message])
+
+    def deliver_out(self, message: dict[str, Any]) -> None:
+        """A message of another replica's that belongs to no request: to the GET stream, if here."""
+        if self.transport.standalone is not None:
+            self.transport.standalone.put(message)
+
+    def apply_record(self, record: SessionRecord) -> None:
+        self.server.restore_session(self.connection, record.kept)
+
+    def end_by_peer(self) -> None:
+        if self.on_ended_elsewhere is not None:
+            self.on_ended_elsewhere()
 
     def touch(self) -> None:
         self.last_active = time.monotonic()
@@ -178,6 +245,7 @@ class HttpSession:
             await self.store.forget(stream_id)
 
     async def end(self) -> None:
+        self.fleet.leave(self.session_id, self)
         await self.transport.close()
         await self.connection.close()
         for stream_id, stream in self.streams.items():
@@ -195,27 +263,87 @@ class SessionRegistry:
     there to see their answers or to answer what they ask.
     """
 
-    def __init__(self, idle_timeout: float | None) -> None:
+    def __init__(
+        self,
+        idle_timeout: float | None,
+        fleet: Fleet,
+        make_session: Callable[[str, Principal | None], HttpSession],
+    ) -> None:
         self.idle_timeout = idle_timeout
+        self.fleet = fleet
+        self.make_session = make_session
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
+        self._taking_up: dict[str, asyncio.Future[HttpSession | None]] = {}
 
     @staticmethod
     def new_id() -> str:
         # 256 random bits as URL-safe base64: visible ASCII only, as the spec requires.
         return secrets.token_urlsafe(32)
 
+    def open(self, principal: Principal | None) -> HttpSession:
+        """A new session (for ``initialize``), held here."""
+        session = self.make_session(self.new_id(), principal)
+        self.add(session)
+        return session
+
     def add(self, session: HttpSession) -> None:
         self.sessions[session.session_id] = session
+        session.on_ended_elsewhere = lambda: self._end_soon(session)
         if self.idle_timeout is not None and (self._reaper is None or self._reaper.done()):
             self._reaper = asyncio.get_running_loop().create_task(self._reap())
 
     def get(self, session_id: str, principal: Principal | None) -> HttpSession | None:
-        """The session, if it exists and belongs to ``principal``; otherwise None (404 for the caller)."""
+        """The session, if this worker serves it and it belongs to ``principal``; otherwise None."""
         session = self.sessions.get(session_id)
         if session is None or session.principal != principal:
             return None
         return session
+
+    async def find(self, session_id: str, principal: Principal | None) -> HttpSession | None:
+        """The session, if it exists and belongs to ``principal`` (None: 404 for the caller).
+
+        In a fleet, a session another worker opened is taken up here from its record the first
+        time one of its requests lands here. The record's TTL is renewed as the session is used.
+        """
+        session = self.sessions.get(session_id)
+        if session is None and self.fleet.shared:
+            session = await self._take_up(session_id)
+        if session is None or session.principal != principal:
+            return None
+        renew_every = self.idle_timeout / 4 if self.idle_timeout is not None else math.inf
+        if self.fleet.shared and time.monotonic() - session.saved_at > renew_every:
+            await session.save()
+        return session
+
+    async def _take_up(self, session_id: str) -> HttpSession | None:
+        # Two POSTs of one session landing here at once take it up once.
+        pending = self._taking_up.get(session_id)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[HttpSession | None] = asyncio.get_running_loop().create_future()
+        self._taking_up[session_id] = future
+        try:
+            record = await self.fleet.load(session_id)
+            session = None
+            if record is not None:
+                session = self.make_session(session_id, record.principal)
+                session.take_up(record)
+                session.saved_at = time.monotonic()
+                await self.fleet.join(session_id, session)
+                self.add(session)
+            future.set_result(session)
+            return session
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: the waiters (if any) get it too
+            raise
+        finally:
+            del self._taking_up[session_id]
+
+    def _end_soon(self, session: HttpSession) -> None:
+        if self.sessions.get(session.session_id) is session:
+            asyncio.get_running_loop().create_task(self.end(session.session_id))
 
     async def end(self, session_id: str) -> None:
         session = self.sessions.pop(session_id, None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = ["http_base", "serve_http", "serve_stdio"]
 
+import socket
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -25,6 +26,8 @@ def serve_http(
     body_timeout: float | None,
     max_connections: int | None,
     retry_after: int,
+    redis: str | None = None,
+    workers: int = 1,
     **options: Any,
 ) -> None:
     """Run ``server.http_app(path)`` under uvicorn until it stops (``Server.run_http`` documents the options)."""
@@ -34,18 +37,37 @@ def serve_http(
     from ..transports.http.serving import uvicorn_options
     from .url_elicitation import UrlElicitations
 
+    if workers < 1:
+        raise ValueError(f"workers must be 1 or more, not {workers}")
+    if workers > 1 and redis is None:
+        raise ValueError("several workers share their sessions through Redis: give redis='redis://...' (--redis)")
     flows = UrlElicitations.of(server)
     if not flows.base_url and port:
         flows.base_url = http_base(host, port)
     options.setdefault("max_requests", None)
-    app = server.http_app(path, body_timeout=None, retry_after=retry_after, **options)
     guard = uvicorn_options(
         header_timeout=header_timeout,
         body_timeout=body_timeout,
         max_connections=max_connections,
         retry_after=retry_after,
     )
-    uvicorn.run(app, host=host, port=port, loop=loop_name(), **guard)
+
+    def app() -> Any:
+        if redis is not None:  # made here, in the worker: a connection does not survive a fork
+            from ..state.redis import RedisState
+
+            server.use_state(RedisState(redis))
+        return server.http_app(path, body_timeout=None, retry_after=retry_after, **options)
+
+    if workers == 1:
+        uvicorn.run(app(), host=host, port=port, loop=loop_name(), **guard)
+        return
+    from .workers import run_workers
+
+    def serve(sock: socket.socket) -> None:
+        uvicorn.Server(uvicorn.Config(app(), loop=loop_name(), **guard)).run(sockets=[sock])
+
+    run_workers(host, port, workers, serve)
 
 
 async def serve_stdio(server: Server, max_line_bytes: int | None) -> None:

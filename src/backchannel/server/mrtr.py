@@ -84,10 +84,13 @@ def binding_of(method: str, params: dict[str, Any], principal: str | None = None
 
 
 class StateSealer:
-    """Seals ``requestState``; ``key`` must be shared by every worker that may serve a retry."""
+    """Seals ``requestState``; its keys must be shared by every worker that may serve a retry.
+
+    The first key seals; any key of the ring opens, so a key can be rotated in (sealing with
+    the new one) while states sealed with the old one are still honoured until it is dropped."""
 
     def __init__(self, key: bytes | None = None, ttl: float = 600.0, clock: Callable[[], float] = time.time) -> None:
-        self.key = key or secrets.token_bytes(32)
+        self.keys: list[bytes] = [key or secrets.token_bytes(32)]
         self.ttl = ttl
         self._clock = clock
 
@@ -100,6 +103,17 @@ class StateSealer:
         expires = self._clock() + self.ttl
         if not_after is not None:
             expires = min(expires, not_after)
+    @property
+    def key(self) -> bytes:
+        """The key that seals."""
+        return self.keys[0]
+
+    def use_keys(self, keys: list[bytes]) -> None:
+        """Seal with ``keys[0]`` from now on, and open with any of ``keys``."""
+        if not keys:
+            raise ValueError("a keyring needs at least one key")
+        self.keys = list(keys)
+
         body = _encode({"b": binding, "exp": expires, "p": payload})
         mac = hmac.new(self.key, body, hashlib.sha256).digest()
         return f"{_b64(body)}.{_b64(mac)}"
@@ -113,7 +127,7 @@ class StateSealer:
             body, mac = _unb64(body_text), _unb64(mac_text)
         except ValueError:
             raise InvalidParams(_MALFORMED) from None
-        if not hmac.compare_digest(mac, hmac.new(self.key, body, hashlib.sha256).digest()):
+        if not any(hmac.compare_digest(mac, hmac.new(key, body, hashlib.sha256).digest()) for key in self.keys):
             raise InvalidParams("requestState failed verification: it was altered or sealed by another server")
         state = _decode(body)
         sealed_for = state.get("b")

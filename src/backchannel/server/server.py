@@ -32,11 +32,13 @@ from .connection_state import ConnectionState
 from .context import CURRENT_CONTEXT, Context
 from .delegation import delegate
 from .hosting import serve_http, serve_stdio
+from .log_sending import send_log
 from .mrtr import StateSealer
 from .options import FlatOptions, ListOptions, LogOptions, StateOptions, TimeoutOptions, resolve_options
 from .registry import Registry
 from .roots import RootsCache
 from .routes import ROUTES
+from .sharing import Sharing, restore_session, session_snapshot
 from .signature import InvalidArguments
 from .state import MemoryStore, StateStore
 from .subscriptions import Subscriptions
@@ -64,14 +66,12 @@ class Server:
     for the roots of a client without the ``roots`` capability (``ctx.list_roots()`` marks them
     ``from_client=False``); default: the working directory when the server was made.
 
-    ``clock`` is what every TTL and expiry of the server is measured on: sealed ``requestState``,
-    the default ``MemoryStore`` (``ctx.once`` results, declined forms), URL-elicitation flows and
-    the log rate limit. Any ``Callable[[], float]`` returning seconds will do; pass
-    ``backchannel.testing.FakeClock()`` and ``advance()`` it to expire state in a test without
-    sleeping. By default (None) each reads real time: the in-process ones ``time.monotonic``,
-    the ``requestState`` sealer ``time.time``, since a state sealed by one worker must expire
-    at the same moment on every other. (Timeouts that wait, such as ``elicitation_timeout``,
-    run on the event loop's clock, not this one.)
+    ``clock`` (seconds, any ``Callable[[], float]``) measures every TTL and expiry: sealed
+    ``requestState``, the default ``MemoryStore``, URL-elicitation flows, the log rate limit. Pass
+    ``backchannel.testing.FakeClock()`` and ``advance()`` it to expire state without sleeping.
+    By default the in-process ones read ``time.monotonic`` and the ``requestState`` sealer
+    ``time.time`` (a state sealed by one worker expires at the same moment on every other).
+    Timeouts that wait (``elicitation_timeout``) run on the event loop's clock.
     """
 
     def __init__(
@@ -135,6 +135,8 @@ class Server:
         self._connections: weakref.WeakKeyDictionary[Connection, ConnectionState] = weakref.WeakKeyDictionary()
         #: Open ``subscriptions/listen`` streams (stateless era).
         self.subscriptions = Subscriptions()
+        #: Its part in a fleet of workers, when ``state`` spans them (``sharing.py``).
+        self.sharing = Sharing(self)
         self._allowed = {v: frozenset(spec.method for spec in methods_for(v, "client", "request")) for v in versions}
 
     # ------------------------------------------------------------ registry
@@ -148,30 +150,15 @@ class Server:
 
     def tool(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
         """Decorator form of ``add_tool``."""
-
-        def register(fn: F) -> F:
-            self.add_tool(fn, name=name, **options)
-            return fn
-
-        return register
+        return _registering(lambda fn: self.add_tool(fn, name=name, **options))
 
     def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
         """Decorator form of ``add_prompt``."""
-
-        def register(fn: F) -> F:
-            self.add_prompt(fn, name=name, **options)
-            return fn
-
-        return register
+        return _registering(lambda fn: self.add_prompt(fn, name=name, **options))
 
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
         """Decorator form of ``add_resource``."""
-
-        def register(fn: F) -> F:
-            self.add_resource(uri, fn, **options)
-            return fn
-
-        return register
+        return _registering(lambda fn: self.add_resource(uri, fn, **options))
 
     def tool_definition(self, name: str) -> dict[str, Any] | None:
         """The ``tools/list`` entry of tool ``name``, or None."""
@@ -204,6 +191,8 @@ class Server:
         body_timeout: float | None = 30.0,
         max_connections: int | None = 1000,
         retry_after: int = 5,
+        redis: str | None = None,
+        workers: int = 1,
         **options: Any,
     ) -> None:
         """Serve Streamable HTTP with uvicorn on ``host:port`` (loopback unless told otherwise).
@@ -212,12 +201,10 @@ class Server:
         arrive within ``header_timeout`` seconds and its body within ``body_timeout`` (else 408),
         and past ``max_connections`` open connections (lowered to fit the file-descriptor limit)
         requests are answered 503 with ``Retry-After: retry_after``; None turns a limit off.
-        ``options`` go to ``http_app`` (its ``max_requests`` is off here: the connection cap
-        bounds requests; its body clock too: the connection's covers every path).
-
-        URL-elicitation pages are served here too: ``url_elicitations.base_url`` defaults to
-        ``http://host:port`` (a wildcard host becomes loopback). The loop is uvloop when
-        installed (``runtime/loops.py``)."""
+        ``options`` go to ``http_app``. ``redis`` (a ``redis://`` URL) keeps sessions, streams and
+        the reverse channel there, so that ``workers`` processes serve one port as one server
+        (``docs/deploy.md``). URL-elicitation pages are served here too (``url_elicitations.
+        base_url`` defaults to ``http://host:port``). The loop is uvloop when installed."""
         serve_http(
             self,
             host,
@@ -227,6 +214,8 @@ class Server:
             body_timeout=body_timeout,
             max_connections=max_connections,
             retry_after=retry_after,
+            redis=redis,
+            workers=workers,
             **options,
         )
 
@@ -243,6 +232,11 @@ class Server:
     # --------------------------------------------------------- notifying
 
     def _list_changed(self, method: str) -> None:
+        self.list_changed_here(method)
+        self.sharing.announce("list", method)  # every other worker of a fleet tells its own clients
+
+    def list_changed_here(self, method: str) -> None:
+        """Send ``method`` (a ``notifications/*/list_changed``) to this process's clients."""
         for connection in list(self._connections):
             if connection.handshake_completed is not None and not connection.closed.is_set():
                 connection.notify(method)
@@ -250,32 +244,31 @@ class Server:
 
     def notify_resource_updated(self, uri: str) -> None:
         """Tell every client subscribed to ``uri`` that it changed: handshake-era sessions
-        that sent ``resources/subscribe``, and ``subscriptions/listen`` streams that asked."""
+        that sent ``resources/subscribe``, and ``subscriptions/listen`` streams that asked
+        (on every worker of a fleet)."""
+        self.resource_updated_here(uri)
+        self.sharing.announce("resource", uri)
+
+    def resource_updated_here(self, uri: str) -> None:
         for connection, state in list(self._connections.items()):
             if uri in state.subscriptions and not connection.closed.is_set():
                 connection.notify("notifications/resources/updated", {"uri": uri})
         self.subscriptions.resource_updated(uri)
 
+    def use_state(self, state: StateStore) -> None:
+        """Keep ``ctx.once`` results, declined forms and (with a ``SharedState`` that spans
+        workers: ``RedisState``) every session's state in ``state``; before serving."""
+        self.state = state
+
+    async def start_sharing(self) -> None:
+        """Join the fleet the server's state spans (the HTTP app does it at startup)."""
+        await self.sharing.start()
+
     def send_log(
         self, connection: Connection, request: RequestReceived, level: str, data: Any, logger: str | None
     ) -> bool:
         """Send one log message for ``request``, redacted and rate limited; False when dropped."""
-        state = self._connections.get(connection)
-        if state is not None:
-            if not state.bucket.allow():
-                return False
-            dropped = state.bucket.take_dropped()
-            if dropped:
-                note = {"message": f"{dropped} log messages were dropped by the rate limit", "dropped": dropped}
-                _emit_log(connection, request, "warning", note, "backchannel")
-        if logger is not None and not isinstance(logger, str):
-            logger = str(logger)
-        if self.log_redactor is not None:
-            data = self.log_redactor.redact(data)
-            if logger is not None:  # a logger's name can carry a secret too ("client.alice@example.com")
-                logger = self.log_redactor.text(logger)
-        _emit_log(connection, request, level, data, logger)
-        return True
+        return send_log(self.log_redactor, self._connections.get(connection), connection, request, level, data, logger)
 
     # ------------------------------------------------------ per connection
 
@@ -296,6 +289,14 @@ class Server:
         """This handshake-era session's cached roots (never shared with another session)."""
         state = self._connections.get(connection)
         return state.roots if state is not None else None
+
+    def session_snapshot(self, connection: Connection) -> dict[str, Any]:
+        """What this server keeps for a handshake-era session, as data a fleet's record carries."""
+        return session_snapshot(self._connections.get(connection))
+
+    def restore_session(self, connection: Connection, kept: dict[str, Any]) -> None:
+        """Take up what ``session_snapshot`` gave (on another worker of the fleet)."""
+        restore_session(self._connections.get(connection), kept)
 
     def log_level_for(self, connection: Connection) -> str | None:
         """The level ``connection``'s client set (or the server's default): ``ctx.log`` sends at or above it."""
@@ -391,8 +392,9 @@ class Server:
         await flows.stop_pages()
 
 
-def _emit_log(connection: Connection, request: RequestReceived, level: str, data: Any, logger: str | None) -> None:
-    params: dict[str, Any] = {"level": level, "data": data}
-    if logger is not None:
-        params["logger"] = logger
-    connection.notify("notifications/message", params, related=request.id)
+def _registering(add: Callable[[F], object]) -> Callable[[F], F]:
+    def register(fn: F) -> F:
+        add(fn)
+        return fn
+
+    return register

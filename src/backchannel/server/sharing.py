@@ -1,0 +1,155 @@
+"""What a server does when its state spans a fleet of workers (``--redis``, ``--workers``).
+
+- **Announcements.** A change of the tool, prompt or resource lists, or of a resource, made on
+  one worker is told to every worker (one channel), and each tells its own clients: its
+  handshake-era sessions and its ``subscriptions/listen`` streams.
+- **The keyring.** ``requestState`` sealed by one worker is opened by any: the keys live in the
+  shared state, made once by the first worker, and rotated with ``rotate_keyring`` (the new key
+  seals at once; the old one keeps opening states until the next rotation drops it).
+- **Per-session records.** What the server keeps for a handshake-era session (its log level, its
+  resource subscriptions), as data another worker takes the session up from.
+
+With a state that spans no processes (the default) none of it runs: ``start`` does nothing.
+"""
+
+from __future__ import annotations
+
+__all__ = ["KEYRING_TTL", "Sharing", "restore_session", "rotate_keyring", "session_snapshot"]
+
+import asyncio
+import base64
+import logging
+import secrets
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ..state.shared import SharedState, StateUnavailable
+from ..types.logging import LOG_LEVEL_RANK
+from .connection_state import ConnectionState
+
+if TYPE_CHECKING:
+    from .server import Server
+
+logger = logging.getLogger("backchannel")
+
+CHANGES = "changes"
+KEYRING = "keyring"
+#: How long the keyring lives untouched; every worker that starts renews it.
+KEYRING_TTL = 90 * 24 * 3600.0
+#: How many keys a rotation keeps: the new one, and the one before (states it sealed still open).
+_KEYS_KEPT = 2
+
+
+def _key_text(key: bytes) -> str:
+    return base64.urlsafe_b64encode(key).decode("ascii")
+
+
+def _keys_of(value: Any) -> list[bytes]:
+    texts = value.get("keys") if isinstance(value, dict) else None
+    if not isinstance(texts, list):
+        return []
+    return [base64.urlsafe_b64decode(text) for text in texts if isinstance(text, str)]
+
+
+async def rotate_keyring(state: SharedState) -> int:
+    """Put a new sealing key in front of the fleet's keyring (keeping the previous one) and tell
+    every worker; returns how many keys the ring holds now."""
+    keys = [secrets.token_bytes(32), *_keys_of(await state.get(KEYRING))][:_KEYS_KEPT]
+    await state.put(KEYRING, {"keys": [_key_text(k) for k in keys]}, ttl=KEYRING_TTL)
+    await state.publish(CHANGES, msgspec.json.encode({"k": "keyring"}))
+    return len(keys)
+
+
+class Sharing:
+    """The server's part in a fleet (see the module)."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self._stop: Callable[[], None] | None = None
+        self._pending: set[asyncio.Task[Any]] = set()
+
+    @property
+    def state(self) -> SharedState | None:
+        state = self.server.state
+        return state if isinstance(state, SharedState) and state.spans_workers else None
+
+    async def start(self) -> None:
+        """Listen for the other workers' announcements, and take up the fleet's keyring."""
+        state = self.state
+        if state is None or self._stop is not None:
+            return
+        self._stop = state.listen(CHANGES, self._on_change)
+        await state.listening(CHANGES)
+        if self.server.options.state.key is None:  # a key given outright is the operator's keyring
+            await self._load_keyring(state)
+
+    def stop(self) -> None:
+        if self._stop is not None:
+            self._stop()
+            self._stop = None
+
+    async def _load_keyring(self, state: SharedState) -> None:
+        mine = {"keys": [_key_text(self.server.state_sealer.key)]}
+        if await state.add(KEYRING, mine, ttl=KEYRING_TTL) == "added":
+            return  # the first worker: its key is the fleet's
+        value = await state.get(KEYRING)
+        keys = _keys_of(value)
+        if keys:
+            self.server.state_sealer.use_keys(keys)
+            await state.put(KEYRING, value, ttl=KEYRING_TTL)
+
+    def announce(self, kind: str, value: str) -> None:
+        """Tell the other workers (``kind`` "list" with the notification's method, or
+        "resource" with its URI); they tell their own clients."""
+        state = self.state
+        if state is None:
+            return
+        data = msgspec.json.encode({"k": kind, "v": value, "o": state.worker_id})
+        task = asyncio.get_running_loop().create_task(self._publish(state, data))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _publish(self, state: SharedState, data: bytes) -> None:
+        try:
+            await state.publish(CHANGES, data)
+        except StateUnavailable as exc:
+            logger.warning("the other workers were not told of a change: %s", exc.message)
+
+    def _on_change(self, data: bytes) -> None:
+        state = self.state
+        message = msgspec.json.decode(data)
+        if state is None or not isinstance(message, dict) or message.get("o") == state.worker_id:
+            return
+        kind, value = message.get("k"), message.get("v")
+        if kind == "list" and isinstance(value, str):
+            self.server.list_changed_here(value)
+        elif kind == "resource" and isinstance(value, str):
+            self.server.resource_updated_here(value)
+        elif kind == "keyring":
+            task = asyncio.get_running_loop().create_task(self._reload_keyring(state))
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+
+    async def _reload_keyring(self, state: SharedState) -> None:
+        keys = _keys_of(await state.get(KEYRING))
+        if keys:
+            self.server.state_sealer.use_keys(keys)
+
+
+def session_snapshot(state: ConnectionState | None) -> dict[str, Any]:
+    if state is None:
+        return {}
+    return {"logLevel": state.log_level, "subscriptions": sorted(state.subscriptions)}
+
+
+def restore_session(state: ConnectionState | None, kept: dict[str, Any]) -> None:
+    if state is None:
+        return
+    level = kept.get("logLevel")
+    if level is None or level in LOG_LEVEL_RANK:
+        state.log_level = level
+    subscriptions = kept.get("subscriptions")
+    if isinstance(subscriptions, list):
+        state.subscriptions = {uri for uri in subscriptions if isinstance(uri, str)}

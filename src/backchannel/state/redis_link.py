@@ -1,0 +1,109 @@
+"""The connection to Redis that ``RedisState`` and its parts share, and the one place where
+Redis's failures become ``StateUnavailable``.
+
+Every network wait is bounded: connecting and each socket read or write take at most
+``timeout`` seconds, and a command is retried once, at once, only when its connection
+turned out to be dead (a pooled connection from before a Redis restart). A call
+therefore fails within about two ``timeout`` s whatever Redis does, and never hangs.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DOWN", "Link", "hash_tagged", "stop_task"]
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import redis.asyncio
+import redis.exceptions
+from redis.asyncio.connection import Connection
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
+from .shared import StateUnavailable
+
+#: What a call to an unreachable, restarting or overloaded Redis raises (``BusyLoadingError``,
+#: Redis loading its data after a restart, is a ``ConnectionError``).
+DOWN: tuple[type[BaseException], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    TimeoutError,
+    OSError,
+)
+
+
+def hash_tagged(name: str) -> str:
+    """``name`` as a Redis Cluster hash tag: itself when it already holds one (``{...}``
+    with something inside), else ``{name}``, so every key built on it lands in one slot."""
+    opening = name.find("{")
+    if opening >= 0:
+        closing = name.find("}", opening + 1)
+        if closing > opening + 1:
+            return name
+    return "{" + name + "}"
+
+
+async def stop_task(task: asyncio.Task[None]) -> None:
+    """Cancel ``task`` and wait until it has ended. redis-py wraps each socket write in
+    ``asyncio.wait_for``, which on Python 3.11 can swallow a cancellation that arrives as
+    the write completes (CPython gh-86296, fixed in 3.12): the task then goes on as if
+    nothing happened. So cancel again until it is done."""
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=0.1)
+    if not task.cancelled() and task.exception() is not None:
+        logging.getLogger("backchannel.state").error("a shared-state task had failed", exc_info=task.exception())
+
+
+class Link:
+    """One Redis client (a pool of connections) for ``url``, with bounded waits, plus the
+    words for its failures. ``new_connection()`` gives a connection outside the pool, for
+    the subscriber, which keeps one open for as long as the process runs."""
+
+    def __init__(self, url: str, *, timeout: float) -> None:
+        self.client: redis.asyncio.Redis = redis.asyncio.Redis.from_url(
+            url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            # A pooled connection may have died with a Redis restart: one immediate retry on
+            # a fresh connection; a timeout is not retried (it already cost `timeout`).
+            retry=Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,)),
+            protocol=2,  # the subscriber reads RESP2 pushes (arrays) itself
+        )
+        pool = self.client.connection_pool
+        settings = pool.connection_kwargs
+        if "path" in settings:
+            self.where = f"Redis at {settings['path']}"
+        else:
+            self.where = f"Redis at {settings.get('host', 'localhost')}:{settings.get('port', 6379)}"
+        self.timeout = timeout
+
+    def new_connection(self) -> Connection:
+        connection: Connection = self.client.connection_pool.make_connection()  # type: ignore[no-untyped-call]
+        return connection
+
+    async def call(self, *command: Any) -> Any:
+        """Run one Redis command; ``StateUnavailable`` when Redis cannot be reached."""
+        with self.calling():
+            return await self.client.execute_command(*command)  # type: ignore[no-untyped-call]
+
+    def unavailable(self, error: BaseException | None = None) -> StateUnavailable:
+        """The error a caller gets while Redis cannot be reached (``error`` is logged by
+        whoever catches it, not shown to the client)."""
+        detail = f" ({type(error).__name__})" if error is not None else ""
+        return StateUnavailable(f"the server's shared state ({self.where}) is unreachable{detail}; try again shortly")
+
+    @contextlib.contextmanager
+    def calling(self) -> Iterator[None]:
+        """Around every call to Redis: its failures to reach it become ``StateUnavailable``."""
+        try:
+            yield
+        except DOWN as error:
+            raise self.unavailable(error) from error
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(*DOWN):
+            await self.client.aclose()

@@ -1,0 +1,190 @@
+"""What a server keeps between requests, behind one small interface.
+
+``ctx.once`` results and the memory of declined forms live in a ``StateStore``.
+The interface is shaped so that a store shared by many worker processes (Redis,
+say) can implement it: every method is async, keys are strings, values are JSON
+data (dicts, lists, strings, numbers, booleans; never a bare ``None``, which
+reads as "absent"), every key has a TTL, and ``add`` is an atomic "set if
+absent" that also counts the key in a *bucket* with a bound, so one caller
+cannot fill the store for everyone. Nothing relies on Python object identity:
+a value read back is a fresh copy.
+
+``MemoryStore`` is the in-process implementation and the default. It is bounded
+(``max_keys``) and takes a ``clock``, so tests move time instead of sleeping
+out a TTL. ``SharedState`` (``shared.py``) extends this interface with what a
+fleet of workers shares besides keys: messages, logs and liveness.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Added", "MemoryStore", "StateStore", "StoreFull"]
+
+import abc
+import heapq
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import msgspec
+
+from ..types.errors import INTERNAL_ERROR, MCPError
+
+#: What ``StateStore.add`` did: stored the value, found the key already there, or
+#: refused because the bucket (or the whole store) holds as many keys as allowed.
+Added = Literal["added", "exists", "full"]
+
+_encode = msgspec.json.encode
+_decode = msgspec.json.decode
+
+
+class StoreFull(MCPError):
+    """The server's state store refused a new key: a bound was reached.
+
+    Answered as -32603 with the message given, which says whose bound it was and
+    what the caller can do (usually: wait for earlier entries to expire)."""
+
+    code = INTERNAL_ERROR
+
+
+class StateStore(abc.ABC):
+    """Per-server state with a TTL on every key.
+
+    Implementations must make ``add`` atomic (two callers adding one key: exactly
+    one sees ``"added"``) and must count a bucket's keys only while they live. (In
+    Redis, for instance: ``SET NX PX`` and a sorted set per bucket scored by expiry,
+    trimmed, counted and added to in one script.)
+    Values go in and come out as JSON data; a value that is not JSON raises
+    ``TypeError`` (or ``msgspec.EncodeError``) from ``add``/``put``.
+    """
+
+    @abc.abstractmethod
+    async def get(self, key: str) -> Any:
+        """The value under ``key``, or None when it is absent or expired."""
+
+    @abc.abstractmethod
+    async def add(
+        self, key: str, value: Any, *, ttl: float, bucket: str | None = None, limit: int | None = None
+    ) -> Added:
+        """Store ``value`` under ``key`` for ``ttl`` seconds unless the key exists.
+
+        With ``bucket``, the key is counted in it while it lives, and when the bucket
+        already holds ``limit`` keys nothing is stored (``"full"``)."""
+
+    @abc.abstractmethod
+    async def put(self, key: str, value: Any, *, ttl: float) -> None:
+        """Store ``value`` under ``key`` for ``ttl`` seconds from now, replacing what is
+        there; a key made by ``add`` stays in its bucket. Raises ``StoreFull`` when
+        creating the key would pass the store's own bound."""
+
+    @abc.abstractmethod
+    async def delete(self, key: str) -> None:
+        """Forget ``key`` (and its place in a bucket); nothing happens when it is absent."""
+
+
+@dataclass(slots=True)
+class _Entry:
+    value: bytes
+    expires: float
+    bucket: str | None
+
+
+class MemoryStore(StateStore):
+    """The in-process ``StateStore``: at most ``max_keys`` live keys, TTLs measured on ``clock``.
+
+    Expired keys are dropped as time passes (checked on every call), so a bucket's
+    count and the store's size are those of live keys. Values are kept encoded as
+    JSON, which checks them on the way in and hands out copies on the way out.
+    """
+
+    def __init__(self, *, max_keys: int = 100_000, clock: Callable[[], float] = time.monotonic) -> None:
+        if max_keys < 1:
+            raise ValueError(f"max_keys must be a positive number, not {max_keys!r}")
+        self.max_keys = max_keys
+        self._clock = clock
+        self._entries: dict[str, _Entry] = {}
+        self._buckets: dict[str, set[str]] = {}
+        # (expiry, key) for every TTL ever set; entries whose TTL moved on leave stale
+        # items here, skipped when they surface and thrown away when they pile up.
+        self._expiries: list[tuple[float, str]] = []
+
+    def __len__(self) -> int:
+        self._expire(self._clock())
+        return len(self._entries)
+
+    def bucket_size(self, bucket: str) -> int:
+        """How many live keys ``bucket`` holds."""
+        self._expire(self._clock())
+        return len(self._buckets.get(bucket, ()))
+
+    async def get(self, key: str) -> Any:
+        entry = self._live(key)
+        return None if entry is None else _decode(entry.value)
+
+    async def add(
+        self, key: str, value: Any, *, ttl: float, bucket: str | None = None, limit: int | None = None
+    ) -> Added:
+        data = _encode(value)
+        now = self._clock()
+        self._expire(now)
+        if key in self._entries:
+            return "exists"
+        if len(self._entries) >= self.max_keys:
+            return "full"
+        if bucket is not None and limit is not None and len(self._buckets.get(bucket, ())) >= limit:
+            return "full"
+        self._set(key, _Entry(data, now + ttl, bucket))
+        if bucket is not None:
+            self._buckets.setdefault(bucket, set()).add(key)
+        return "added"
+
+    async def put(self, key: str, value: Any, *, ttl: float) -> None:
+        data = _encode(value)
+        now = self._clock()
+        self._expire(now)
+        entry = self._entries.get(key)
+        if entry is None:
+            if len(self._entries) >= self.max_keys:
+                raise StoreFull(f"the server's state store is full ({self.max_keys} keys); try again later")
+            self._set(key, _Entry(data, now + ttl, None))
+            return
+        entry.value = data
+        entry.expires = now + ttl
+        heapq.heappush(self._expiries, (entry.expires, key))
+        self._compact()
+
+    async def delete(self, key: str) -> None:
+        self._drop(key)
+
+    # ------------------------------------------------------------ internals
+
+    def _live(self, key: str) -> _Entry | None:
+        self._expire(self._clock())
+        return self._entries.get(key)
+
+    def _set(self, key: str, entry: _Entry) -> None:
+        self._entries[key] = entry
+        heapq.heappush(self._expiries, (entry.expires, key))
+        self._compact()
+
+    def _drop(self, key: str) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is not None and entry.bucket is not None:
+            members = self._buckets.get(entry.bucket)
+            if members is not None:
+                members.discard(key)
+                if not members:
+                    del self._buckets[entry.bucket]
+
+    def _expire(self, now: float) -> None:
+        heap = self._expiries
+        while heap and heap[0][0] <= now:
+            _, key = heapq.heappop(heap)
+            entry = self._entries.get(key)
+            if entry is not None and entry.expires <= now:
+                self._drop(key)
+
+    def _compact(self) -> None:
+        if len(self._expiries) > 2 * len(self._entries) + 64:
+            self._expiries = [(entry.expires, key) for key, entry in self._entries.items()]
+            heapq.heapify(self._expiries)

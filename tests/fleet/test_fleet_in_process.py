@@ -1,0 +1,200 @@
+"""Handshake-era sessions served by a fleet of workers in one process (``MemoryHub``): every
+request of a session lands on another worker than the one before, and the reverse channel
+holds. The same routing runs across processes with Redis (``test_fleet_redis.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx2
+from _fleet import RoundRobin, Worker, fleet_server
+
+from backchannel import Client
+from backchannel.protocol.events import ProgressReceived
+from backchannel.state.memory import MemoryState
+from backchannel.state.shared import SharedState
+from backchannel.testing import run, serve_on_loopback, within
+
+HANDSHAKE = "2025-11-25"
+
+
+@contextlib.asynccontextmanager
+async def fleet(
+    new_state: Callable[[], SharedState], n: int = 2
+) -> AsyncIterator[tuple[str, RoundRobin, list[Worker], list[Any]]]:
+    workers = [Worker(f"w{i}") for i in range(n)]
+    apps = [fleet_server(w, state=new_state()).http_app() for w in workers]
+    balancer = RoundRobin(apps)
+    async with serve_on_loopback(balancer) as base:
+        yield base + "/mcp", balancer, workers, apps
+
+
+def test_an_elicitation_answered_on_another_worker_reaches_the_tool(new_state: Callable[[], SharedState]) -> None:
+    async def body() -> None:
+        async with fleet(new_state, 3) as (url, balancer, workers, _):
+            asked: list[str] = []
+
+            def person(params: dict[str, Any]) -> dict[str, Any]:
+                asked.append(params["message"])
+                return {"action": "accept", "content": {"name": "ada"}}
+
+            async with Client.http(url, era="handshake", elicitation=person) as client:
+                for _ in range(3):  # each call, and each answer, lands on the next worker
+                    result = await client.call_tool("ask", {})
+                    assert result.content[0].text.startswith("accept:ada@")  # type: ignore[union-attr]
+            assert asked == ["Your name?"] * 3
+            # Round robin over three workers: the calls ran on more than one, and every answer POST
+            # reached a worker other than the one that asked, which forwarded it.
+            assert len([w for w in workers if w.ran]) >= 2
+            assert balancer.answers_forwarded() == (3, 3)
+
+    run(body)
+
+
+def test_progress_and_logs_follow_the_session_across_workers(new_state: Callable[[], SharedState]) -> None:
+    async def body() -> None:
+        async with fleet(new_state) as (url, _, _, _):
+            seen: list[float] = []
+            logs: list[Any] = []
+
+            def on_progress(event: ProgressReceived) -> None:
+                seen.append(event.progress)
+
+            async with Client.http(url, era="handshake", on_log=lambda p: logs.append(p["data"])) as client:
+                result = await client.call_tool("count", {"to": 50}, on_progress=on_progress)
+                assert result.content[0].text.startswith("counted 50@")  # type: ignore[union-attr]
+                assert seen == [float(i) for i in range(1, 51)]
+                await client.set_logging_level("debug")  # on one worker...
+                for _ in range(2):  # ...honoured by both
+                    await client.call_tool("say", {"text": "hi"})
+                await within(lambda: len(logs) == 4)
+                assert logs == ["debug: hi", "info: hi"] * 2
+
+    run(body)
+
+
+def test_a_cancel_that_lands_on_another_worker_stops_the_call(new_state: Callable[[], SharedState]) -> None:
+    async def body() -> None:
+        async with fleet(new_state) as (url, _, workers, _), Client.http(url, era="handshake") as client:
+            call = asyncio.ensure_future(client.call_tool("wait", {}))
+            await within(lambda: any(w.ran for w in workers))
+            call.cancel()  # notifications/cancelled: a POST the balancer sends to the other worker
+            with contextlib.suppress(asyncio.CancelledError):
+                await call
+            runner = next(w for w in workers if w.ran)
+            await asyncio.wait_for(runner.cancelled.wait(), 5)
+            assert not (await client.call_tool("say", {"text": "still here"})).is_error
+
+    run(body)
+
+
+async def _post(http: httpx2.AsyncClient, url: str, session: str | None, message: dict[str, Any]) -> httpx2.Response:
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    if session is not None:
+        headers |= {"mcp-session-id": session, "mcp-protocol-version": HANDSHAKE}
+    return await http.post(url, content=json.dumps(message), headers=headers)
+
+
+async def _open(http: httpx2.AsyncClient, url: str) -> str:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": HANDSHAKE, "capabilities": {"elicitation": {}}, "clientInfo": {"name": "t"}},
+    }
+    response = await _post(http, url, None, init)
+    session = response.headers["mcp-session-id"]
+    await _post(http, url, session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return session
+
+
+def _events(text: str) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for block in text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if fields.get("data"):
+            out.append((fields.get("id", ""), json.loads(fields["data"])))
+    return out
+
+
+def test_a_stream_resumes_on_another_worker_with_nothing_lost_or_repeated(new_state: Callable[[], SharedState]) -> None:
+    async def body() -> None:
+        async with fleet(new_state) as (url, _, _, _), httpx2.AsyncClient(timeout=10) as http:
+            session = await _open(http, url)
+            call = {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "tools/call",
+                "params": {"name": "ask", "arguments": {}, "_meta": {"progressToken": "p"}},
+            }
+            headers = {
+                "accept": "application/json, text/event-stream",
+                "content-type": "application/json",
+                "mcp-session-id": session,
+                "mcp-protocol-version": HANDSHAKE,
+            }
+            question: dict[str, Any] = {}
+            last_id = ""
+            async with http.stream("POST", url, content=json.dumps(call), headers=headers) as response:
+                async for chunk in response.aiter_text():
+                    for event_id, message in _events(chunk):
+                        last_id = event_id or last_id
+                        if message.get("method") == "elicitation/create":
+                            question = message
+                    if question:
+                        break  # the client's connection drops here
+            assert ":" in question["id"]  # the asking worker's name leads the id
+            answer = {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"name": "x"}}}
+            assert (await _post(http, url, session, answer)).status_code == 202
+            resumed = await http.get(url, headers={**headers, "last-event-id": last_id})
+            events = _events(resumed.text)
+            assert [m["result"]["content"][0]["text"].split("@")[0] for _, m in events] == ["accept:x"]
+            assert events[0][0].endswith("_2")  # the event after the question, none repeated
+
+    run(body)
+
+
+def test_a_worker_that_dies_mid_call_is_answered_for_by_the_one_the_client_resumes_on(
+    new_state: Callable[[], SharedState],
+) -> None:
+    async def body() -> None:
+        async with fleet(new_state) as (url, _, _, apps), httpx2.AsyncClient(timeout=10) as http:
+            session = await _open(http, url)
+            call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "ask", "arguments": {}}}
+            headers = {
+                "accept": "application/json, text/event-stream",
+                "content-type": "application/json",
+                "mcp-session-id": session,
+                "mcp-protocol-version": HANDSHAKE,
+            }
+            question: dict[str, Any] = {}
+            last_id = ""
+            async with http.stream("POST", url, content=json.dumps(call), headers=headers) as response:
+                async for chunk in response.aiter_text():
+                    for event_id, message in _events(chunk):
+                        last_id = event_id or last_id
+                        question = message if message.get("method") == "elicitation/create" else question
+                    if question:
+                        break
+            owner = question["id"].split(":")[0]
+            (dead,) = [app.state for app in apps if app.state.worker_id == owner]
+            if isinstance(dead, MemoryState):
+                dead.hub.kill(owner)  # as kill -9: no lease, no listener
+            else:
+                await dead.aclose()  # its lease and its listener end (kill -9 itself: test_fleet_faults.py)
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            while True:  # the balancer alternates: resume until a live worker takes it
+                resumed = await http.get(url, headers={**headers, "last-event-id": last_id})
+                if resumed.status_code == 200 and _events(resumed.text):
+                    break
+            assert loop.time() - started < 2.0
+            ((_, error),) = _events(resumed.text)
+            assert error["id"] == 9 and error["error"]["code"] == -32603
+            assert "stopped before it answered" in error["error"]["message"]
+
+    run(body)
