@@ -70,6 +70,17 @@ def build_parser(call_help: bool = False) -> tuple[argparse.ArgumentParser, dict
     )
     run.add_argument("--port", type=_port, default=8000, help="HTTP: the port, 1 to 65535 (default 8000)")
     run.add_argument("--path", type=_url_path, default="/mcp", help="HTTP: the endpoint path (default /mcp)")
+    run.add_argument(
+        "--redis",
+        type=_redis_url,
+        default=None,
+        metavar="URL",
+        help="HTTP: keep sessions, streams and the reverse channel in this Redis (redis://host:port/db), "
+        "so several workers serve as one server (docs/deploy.md)",
+    )
+    run.add_argument(
+        "--workers", type=_workers, default=1, help="HTTP: worker processes on the one port (more than 1 needs --redis)"
+    )
     connect = commands.add_parser(
         "connect",
         help="an interactive session with a server: a command to spawn (stdio) or an http(s):// URL",
@@ -200,6 +211,22 @@ def _url_path(text: str) -> str:
     if not _URL_PATH.fullmatch(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a URL path: start it with / (like /mcp)")
     return text
+
+
+def _redis_url(text: str) -> str:
+    if not text.startswith(("redis://", "rediss://", "unix://")):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a Redis URL (redis://host:port/db)")
+    return text
+
+
+def _workers(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of workers (1 to 64)") from None
+    if not 1 <= count <= 64:
+        raise argparse.ArgumentTypeError(f"{count} is not a number of workers (1 to 64)")
+    return count
 
 
 def _directory(text: str) -> str:

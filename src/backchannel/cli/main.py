@@ -40,18 +40,26 @@ def _run(args: argparse.Namespace) -> int:
     except TargetError as exc:  # one line: a traceback into the loader would not help
         print(f"backchannel run: {exc}", file=sys.stderr)
         return 2
+    if args.workers > 1 and args.redis is None:
+        print("backchannel run: --workers needs --redis: the workers share their sessions through it", file=sys.stderr)
+        return 2
+    if (args.redis is not None or args.workers > 1) and not args.http:
+        print("backchannel run: --redis and --workers serve HTTP: add --http", file=sys.stderr)
+        return 2
     if args.http:
         from ..server.hosting import http_base
 
         url = http_base(args.host, args.port) + args.path
         wide = f"; it listens on every interface ({args.host})" if args.host in ("0.0.0.0", "::") else ""
+        fleet = f" with {args.workers} workers" if args.workers > 1 else ""
+        fleet += f", sharing state through {args.redis}" if args.redis else ""
         print(
-            f"backchannel run: serving {server.name} over Streamable HTTP at {url} (Ctrl-C stops it{wide}); "
+            f"backchannel run: serving {server.name} over Streamable HTTP at {url}{fleet} (Ctrl-C stops it{wide}); "
             f"connect with: backchannel connect {url}",
             file=sys.stderr,
             flush=True,
         )
-        server.run_http(args.host, args.port, args.path)
+        server.run_http(args.host, args.port, args.path, redis=args.redis, workers=args.workers)
     else:
         server.run()
     return 0

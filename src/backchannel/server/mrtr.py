@@ -49,7 +49,12 @@ class InputRequired(Exception):
     """Raised inside a handler to stop this round and ask the client ``request``."""
 
     def __init__(
-        self, key: str, request: dict[str, Any] | None, *, more: dict[str, dict[str, Any]] | None = None
+        self,
+        key: str,
+        request: dict[str, Any] | None,
+        *,
+        more: dict[str, dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         # ``request`` None asks nothing: "not yet", a requestState-only result the client retries.
         super().__init__(f"input required: {request.get('method') if request else 'retry later'}")
@@ -57,6 +62,8 @@ class InputRequired(Exception):
         self.request = request
         #: Further questions asked in the same round (``Context.gather``).
         self.more = more or {}
+        #: The ``_meta`` of the ``InputRequiredResult`` (what the server says about its questions).
+        self.meta = meta or {}
 
     @property
     def requests(self) -> dict[str, dict[str, Any]]:
@@ -68,10 +75,12 @@ class InputRequired(Exception):
     def together(cls, questions: list[InputRequired]) -> InputRequired:
         """One signal for several questions stopped in the same round."""
         merged: dict[str, dict[str, Any]] = {}
+        meta: dict[str, Any] = {}
         for question in questions:
             merged.update(question.requests)
+            meta = _merged(meta, question.meta)
         (key, request), *rest = merged.items()
-        return cls(key, request, more=dict(rest))
+        return cls(key, request, more=dict(rest), meta=meta)
 
 
 def binding_of(method: str, params: dict[str, Any], principal: str | None = None) -> str:
@@ -94,15 +103,6 @@ class StateSealer:
         self.ttl = ttl
         self._clock = clock
 
-    def now(self) -> float:
-        """The time expiries are measured in (seconds, on this sealer's clock)."""
-        return self._clock()
-
-    def seal(self, payload: dict[str, Any], binding: str, *, not_after: float | None = None) -> str:
-        """A state valid for ``ttl`` seconds, and never past ``not_after`` (``now()`` time)."""
-        expires = self._clock() + self.ttl
-        if not_after is not None:
-            expires = min(expires, not_after)
     @property
     def key(self) -> bytes:
         """The key that seals."""
@@ -114,6 +114,15 @@ class StateSealer:
             raise ValueError("a keyring needs at least one key")
         self.keys = list(keys)
 
+    def now(self) -> float:
+        """The time expiries are measured in (seconds, on this sealer's clock)."""
+        return self._clock()
+
+    def seal(self, payload: dict[str, Any], binding: str, *, not_after: float | None = None) -> str:
+        """A state valid for ``ttl`` seconds, and never past ``not_after`` (``now()`` time)."""
+        expires = self._clock() + self.ttl
+        if not_after is not None:
+            expires = min(expires, not_after)
         body = _encode({"b": binding, "exp": expires, "p": payload})
         mac = hmac.new(self.key, body, hashlib.sha256).digest()
         return f"{_b64(body)}.{_b64(mac)}"
@@ -229,9 +238,12 @@ class Round:
             payload["memo"] = self.memo
         # A state that outlived a ``once`` result could replay the work; it expires first.
         state = sealer.seal(payload, self.binding, not_after=self.not_after)
-        if needed.request is None:  # nothing to ask: the client retries with the state alone
-            return {"resultType": "input_required", "requestState": state}
-        return {"resultType": "input_required", "inputRequests": needed.requests, "requestState": state}
+        result: dict[str, Any] = {"resultType": "input_required", "requestState": state}
+        if needed.request is not None:  # else nothing to ask: the client retries with the state alone
+            result["inputRequests"] = needed.requests
+        if needed.meta:
+            result["_meta"] = needed.meta
+        return result
 
 
 _ONCE_GRACE = 5.0  # a once result outlives the last state that can replay it by this much (clock skew)
@@ -320,6 +332,15 @@ def _kept(name: str, held: dict[str, Any]) -> Any:
             "The work ran once and is not run again for this request."
         )
     return held.get("value")
+
+
+def _merged(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """Two ``_meta`` objects as one, objects under the same key merged in turn."""
+    merged = dict(first)
+    for key, value in second.items():
+        held = merged.get(key)
+        merged[key] = _merged(held, value) if isinstance(held, dict) and isinstance(value, dict) else value
+    return merged
 
 
 def _b64(data: bytes) -> str:
