@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..protocol.capabilities import has, require
 from ..protocol.events import RequestReceived
+from ..state.store import slot_of
 from ..types.errors import MissingCapability
 from ..types.logging import LOG_LEVEL_RANK, LOGGING_LEVELS
 from ..types.versions import Era
@@ -169,7 +170,7 @@ class Context:
             self.round,
             name,
             work,
-            bucket=f"once:{bucket}",
+            bucket=f"once:{slot_of(bucket)}",
             limit=server.once_limit,
         )
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 import msgspec
 
 from ..protocol.capabilities import has
+from ..state.store import slot_of
 from ..types.errors import InvalidParams, MissingCapability, RequestTimeout
 
 if TYPE_CHECKING:
@@ -109,7 +110,8 @@ def _decline_memory(ctx: Context, schema: dict[str, Any], decline_key: str | Non
     target = params.get("name", params.get("uri"))
     form = [ctx.request.method, target if isinstance(target, str) else "", schema, decline_key]
     digest = hashlib.sha256(msgspec.json.encode(form, order="sorted")).hexdigest()
-    return f"decline:{scope}:{digest}", f"decline:{scope}"
+    slot = slot_of(scope)  # the caller's keys and their bucket on one Redis Cluster node
+    return f"decline:{slot}:{digest}", f"decline:{slot}"
 
 
 async def _remember_decline(ctx: Context, memory: tuple[str, str]) -> None:

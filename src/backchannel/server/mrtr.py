@@ -269,7 +269,8 @@ async def run_once(
     not JSON data raises ``TypeError`` here, on this run and on every replay, without
     running ``work`` again. When ``work`` raises, nothing is kept and a retry runs it.
     """
-    key = f"once:{round_.memo['lineage']}:{name}"
+    # In the caller's bucket's slot (it carries a hash tag): one Redis Cluster node for both.
+    key = f"{bucket}:{round_.memo['lineage']}:{name}" if bucket else f"once:{round_.memo['lineage']}:{name}"
     ttl = sealer.ttl + _ONCE_GRACE
     waited = 0.0
     pause = 0.005

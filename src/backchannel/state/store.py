@@ -17,9 +17,10 @@ fleet of workers shares besides keys: messages, logs and liveness.
 
 from __future__ import annotations
 
-__all__ = ["Added", "MemoryStore", "StateStore", "StoreFull"]
+__all__ = ["Added", "MemoryStore", "StateStore", "StoreFull", "slot_of"]
 
 import abc
+import hashlib
 import heapq
 import time
 from collections.abc import Callable
@@ -36,6 +37,13 @@ Added = Literal["added", "exists", "full"]
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
+
+
+def slot_of(scope: str) -> str:
+    """A Redis Cluster hash tag for ``scope`` (``{<16 hex digits>}``): the keys of one caller or
+    session and the bucket counting them carry it, so they share a node and a script can touch
+    them together. Hashed, so that braces in a principal's name cannot break the tag."""
+    return "{" + hashlib.sha256(scope.encode()).hexdigest()[:16] + "}"
 
 
 class StoreFull(MCPError):
