@@ -16,6 +16,7 @@ from typing import Any
 
 from ..types.errors import MCPError, RemoteProtocolError
 from .inputs import InputHandlers
+from .url_controls import UrlWords
 
 
 async def answer_input_rounds(
@@ -30,6 +31,7 @@ async def answer_input_rounds(
     asks for nothing); ``MCPError`` after ``max_rounds`` rounds, ``RemoteProtocolError`` for a
     malformed ``inputRequests`` or ``requestState``. ``send(params)`` sends one attempt."""
     rounds = 0
+    words = UrlWords()  # a URL flow's "done" / "cancel" / "fresh link" rides the retries
     while result.get("resultType") == "input_required":
         # Stateless era (mrtr.mdx): answer what the server asks, then retry with a new id,
         # the same method and arguments, and requestState echoed exactly.
@@ -40,7 +42,7 @@ async def answer_input_rounds(
         requests = _input_requests(method, result)
         if requests:
             retry["inputResponses"] = {
-                key: await inputs.answer(question, question_params)
+                key: await inputs.answer(question, words.asked(result, key, question_params))
                 for key, (question, question_params) in requests.items()
             }
         if "requestState" in result:
@@ -50,7 +52,7 @@ async def answer_input_rounds(
                     f"{method}: the server's requestState must be a string, not {_json_type(state)}"
                 )
             retry["requestState"] = state
-        result = await send(retry)
+        result = await words.send(send, retry)
     return result
 
 

@@ -34,15 +34,17 @@ from ..protocol.roots import path_from_file_uri
 from ..protocol.sampling import SamplingProblem, check_request, check_result
 from ..runtime.local_paths import normalise_path
 from ..types.errors import InternalError, InvalidParams, MethodNotFound
-from ..types.roots import Root
-from .url_flow import UrlElicitation, UrlElicitationHandler, UrlFlowTracker, ask
+from ..types.roots import Root, RootMarks, root_marks
+from .url_flow import UrlElicitation, UrlElicitationHandler, UrlFlowTracker
+from .url_flow import answer as answer_url
 
 Answer: TypeAlias = dict[str, Any] | msgspec.Struct
 #: Receives the ``elicitation/create`` params; returns ``{"action": ..., "content"?: ...}``.
 ElicitationHandler = Callable[[dict[str, Any]], Awaitable[Answer] | Answer]
 #: Receives the ``sampling/createMessage`` params; returns a ``CreateMessageResult``.
 SamplingHandler = Callable[[dict[str, Any]], Awaitable[Answer] | Answer]
-#: Roots as paths, ``file://`` URIs, ``Root`` structs or ``{"uri", "name"?}`` dicts, or a callable returning them.
+#: Roots as paths, ``file://`` URIs, ``Root`` structs or ``{"uri", "name"?, "_meta"?}`` dicts, or a callable
+#: returning them. ``Root.marked(path, read_only=True, sensitive=True)`` marks one (``docs/conventions.md``).
 RootsProvider = Sequence[Any] | Callable[[], Sequence[Any] | Awaitable[Sequence[Any]]]
 #: Asked once, before roots are first shown to the server: True lets them go.
 RootsConsent = Callable[[list[Root]], bool | Awaitable[bool]]
@@ -148,7 +150,7 @@ class InputHandlers:
             request = UrlElicitation.from_params(params, self.server_name)
             if request.elicitation_id is not None:
                 self.url_flows.expect(request.elicitation_id)  # its completion may be announced
-            return {"action": (await ask(self.url_elicitation, request)).action}
+            return await answer_url(self.url_elicitation, request, self.url_flows)  # held while the person has a say
         handler = self.elicitation if mode == "form" else None
         if handler is None:
             raise InvalidParams(f"this client did not declare elicitation mode {mode!r}")
@@ -245,8 +247,9 @@ def _root_dict(root: Root) -> dict[str, Any]:
     return converted
 
 
-def _key(roots: list[Root] | None) -> frozenset[tuple[str, str | None]] | None:
-    return None if roots is None else frozenset((root.uri, root.name) for root in roots)
+def _key(roots: list[Root] | None) -> frozenset[tuple[str, str | None, RootMarks]] | None:
+    # A root marked read-only or sensitive since is a change the server must hear about.
+    return None if roots is None else frozenset((root.uri, root.name, root_marks(root.meta)) for root in roots)
 
 
 def _as_dict(answer: Answer) -> dict[str, Any]:

@@ -7,6 +7,19 @@ URL only if the person agrees, in a browser the client and the model cannot look
 into (EL-50..57). It answers ``"accept"``, ``"decline"`` or ``"cancel"`` (or
 ``UrlConsent``). The client never fetches the URL itself.
 
+So that the person is never stranded when the browser step never completes, a handler
+may also return ``UrlConsent("accept", controls=UrlFlowControls())`` and later call
+``done()``, ``cancel()`` or ``fresh_link()`` on it (the words ``request.offers`` lists;
+``client/url_controls.py`` says how each travels)::
+
+    async def on_url(request: UrlElicitation) -> UrlConsent | str:
+        if not await ui.confirm(request):          # server, message, full URL, host, warnings
+            return "decline"
+        webbrowser.open(request.url)
+        controls = UrlFlowControls()
+        ui.offer_buttons(request.offers, controls)  # a button calls controls.fresh_link(), ...
+        return UrlConsent("accept", controls=controls)
+
 - Handshake era, ``elicitation/create``: the answer goes back at once (accept is
   consent, not completion); a later ``notifications/elicitation/complete`` for that id
   is recorded and ids the client does not know are ignored (EL-22).
@@ -25,14 +38,15 @@ __all__ = [
     "UrlConsent",
     "UrlElicitation",
     "UrlElicitationHandler",
+    "UrlFlowControls",
     "UrlFlowIncomplete",
     "UrlFlowTracker",
+    "answer",
     "ask",
     "retry_after_url_flows",
 ]
 
 import asyncio
-import contextlib
 import inspect
 import ipaddress
 from collections import OrderedDict
@@ -41,7 +55,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from urllib.parse import urlsplit
 
+from ..types.elicitation import URL_FLOW_WORDS, UrlFlowWord, url_flow_offers, url_flow_said
 from ..types.errors import URL_ELICITATION_REQUIRED, InvalidParams, RequestError
+from .url_controls import ControlledAnswer, UrlFlowControls, hold
 
 if TYPE_CHECKING:
     from .inputs import InputHandlers
@@ -56,6 +72,9 @@ class UrlElicitation:
     ``host`` prominently, ``server_name`` and ``message``, and any ``warnings``,
     then ask before opening anything.
 
+    ``offers`` are the words the person may say while the flow runs, through the
+    ``UrlFlowControls`` returned with the consent (none: the link takes no words).
+
     It also reads like the raw ``elicitation/create`` params (``request.get("url")``,
     ``request["message"]``), for handlers written against those."""
 
@@ -64,6 +83,7 @@ class UrlElicitation:
     server_name: str
     elicitation_id: str | None = None
     params: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    offers: tuple[UrlFlowWord, ...] = field(default=(), compare=False)
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.params.get(key, default)
@@ -95,8 +115,11 @@ class UrlElicitation:
         return tuple(found)
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any], server_name: str) -> UrlElicitation:
-        """Read ``elicitation/create`` params; ``InvalidParams`` unless the URL is a usable http(s) URL."""
+    def from_params(
+        cls, params: Mapping[str, Any], server_name: str, offers: tuple[UrlFlowWord, ...] | None = None
+    ) -> UrlElicitation:
+        """Read ``elicitation/create`` params; ``InvalidParams`` unless the URL is a usable http(s) URL.
+        ``offers`` default to the words the params' ``_meta`` offers."""
         url = params.get("url")
         message = params.get("message")
         if not isinstance(url, str) or not isinstance(message, str):
@@ -110,17 +133,20 @@ class UrlElicitation:
             raise InvalidParams(f"refusing to open {url!r}: only http(s) URLs with a host are shown")
         elicitation_id = params.get("elicitationId")
         known_id = elicitation_id if isinstance(elicitation_id, str) else None
-        return cls(url, message, server_name, known_id, dict(params))
+        offered = url_flow_offers(params.get("_meta")) if offers is None else offers
+        return cls(url, message, server_name, known_id, dict(params), offered)
 
 
 @dataclass(frozen=True, slots=True)
 class UrlConsent:
-    """A handler's answer with a manual control: ``ready`` resolves when the person
-    says they finished, which lets a ``-32042`` retry go ahead without waiting for
-    the server's completion notification."""
+    """A handler's answer with manual controls: ``controls`` carries the person's words
+    while the flow runs (see the module docstring); ``ready``, the older control, resolves
+    when the person says they finished, which lets a ``-32042`` retry go ahead without
+    waiting for the server's completion notification."""
 
     action: Action
     ready: Awaitable[Any] | None = None
+    controls: UrlFlowControls | None = None
 
 
 UrlAnswer: TypeAlias = Action | UrlConsent | Mapping[str, Any]
@@ -152,6 +178,26 @@ async def ask(handler: UrlElicitationHandler, request: UrlElicitation) -> UrlCon
     if consent.action not in ("accept", "decline", "cancel"):
         raise InvalidParams(f"the URL elicitation handler answered with action {consent.action!r}")
     return consent
+
+
+async def answer(handler: UrlElicitationHandler, request: UrlElicitation, flows: UrlFlowTracker) -> dict[str, Any]:
+    """The answer to an ``elicitation/create`` in URL mode. When the handler kept controls
+    and the server offered words: in the handshake era, held until the person speaks or the
+    server reports completion; in the stateless era, a ``ControlledAnswer`` for the retries
+    to follow. Otherwise the handler's action, at once."""
+    consent = await ask(handler, request)
+    controls = consent.controls
+    if controls is None or consent.action != "accept" or not request.offers:
+        if controls is not None:
+            controls.close()
+        return {"action": consent.action}
+    controls.follow(request.offers)
+    if request.elicitation_id is None:
+        return ControlledAnswer(controls)
+    word = await hold(controls, flows.expect(request.elicitation_id))
+    if word is None:
+        return {"action": "accept"}
+    return {"action": "cancel" if word == "cancel" else "accept", "_meta": url_flow_said(word)}
 
 
 class UrlFlowTracker:
@@ -221,7 +267,8 @@ async def _run_flows(error: RequestError, inputs: InputHandlers, wait: float) ->
     for params in listed:
         if not isinstance(params, Mapping) or params.get("mode") != "url" or not _is_id(params.get("elicitationId")):
             raise error  # -32042 may list only URL elicitations with ids (EL-28); we cannot act on this
-        requests.append(UrlElicitation.from_params(params, inputs.server_name))
+        # The words are the client's own here: done and fresh-link retry now, cancel gives up.
+        requests.append(UrlElicitation.from_params(params, inputs.server_name, URL_FLOW_WORDS))
     assert inputs.url_elicitation is not None
     pending: list[Awaitable[Any]] = []
     for request in requests:
@@ -229,14 +276,35 @@ async def _run_flows(error: RequestError, inputs: InputHandlers, wait: float) ->
         done = inputs.url_flows.expect(request.elicitation_id)  # before asking: completion may come fast
         consent = await ask(inputs.url_elicitation, request)
         if consent.action != "accept":
+            if consent.controls is not None:
+                consent.controls.close()
             raise UrlFlowIncomplete(f"{error.message} (the person chose {consent.action})", consent.action, error)
-        if consent.ready is not None:
+        if consent.controls is not None:
+            consent.controls.follow(request.offers)
+            pending.append(hold(consent.controls, done))
+        elif consent.ready is not None:
             pending.append(_either(done, consent.ready))
         else:
             pending.append(done.wait())
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(wait):  # bounded: the notification is optional (EL-19), so retry anyway
-            await asyncio.gather(*pending)
+    if await _settled(pending, wait) == "cancel":
+        raise UrlFlowIncomplete(f"{error.message} (the person chose cancel)", "cancel", error)
+
+
+async def _settled(pending: list[Awaitable[Any]], wait: float) -> Any:
+    """Wait for every flow (bounded: the notification is optional, EL-19, so retry anyway);
+    ``"cancel"`` as soon as the person cancels one."""
+    tasks = [asyncio.ensure_future(item) for item in pending]
+    try:
+        async with asyncio.timeout(wait):
+            for finished in asyncio.as_completed(tasks):
+                if await finished == "cancel":
+                    return "cancel"
+    except TimeoutError:
+        pass
+    finally:
+        for task in tasks:
+            task.cancel()
+    return None
 
 
 async def _either(done: asyncio.Event, ready: Awaitable[Any]) -> None:

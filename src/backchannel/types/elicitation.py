@@ -17,6 +17,8 @@ code that wants them: ``msgspec.convert(prop, StringSchema)``.
 from __future__ import annotations
 
 __all__ = [
+    "URL_FLOW_META",
+    "URL_FLOW_WORDS",
     "BooleanSchema",
     "ElicitRequestFormParams",
     "ElicitRequestParams",
@@ -36,9 +38,15 @@ __all__ = [
     "UntitledEnumItems",
     "UntitledMultiSelectEnumSchema",
     "UntitledSingleSelectEnumSchema",
+    "UrlFlowWord",
+    "url_flow_heard",
+    "url_flow_offer",
+    "url_flow_offers",
+    "url_flow_said",
 ]
 
-from typing import Any, Literal, TypeAlias
+from collections.abc import Iterable
+from typing import Any, Literal, TypeAlias, cast
 
 import msgspec
 
@@ -197,3 +205,54 @@ class LegacyTitledEnumSchema(Model, kw_only=True):
     enum: list[str]
     enum_names: list[str] | None = None
     default: str | None = None
+
+
+# backchannel's manual controls over a URL flow (a convention, docs/conventions.md). While a
+# person is away in the browser they may say "done", "cancel" or "fresh-link". A server that
+# listens says so in ``_meta`` (the ``elicitation/create`` params in the handshake era; the
+# ``InputRequiredResult``, per question key, in the stateless era); a client carries the word
+# in ``_meta`` (its ``ElicitResult``; in the stateless era its retry's params, naming the
+# question). The schemas allow ``_meta`` in each of those places, so a peer that does not know
+# the key ignores it.
+
+#: The ``_meta`` key of the convention.
+URL_FLOW_META = "dev.backchannel/url-flow"
+UrlFlowWord: TypeAlias = Literal["done", "cancel", "fresh-link"]
+#: The words a person may say about a URL flow while it runs, in the order a UI offers them.
+URL_FLOW_WORDS: tuple[UrlFlowWord, ...] = ("done", "cancel", "fresh-link")
+
+
+def url_flow_offers(meta: Any, question: str | None = None) -> tuple[UrlFlowWord, ...]:
+    """The words a server says it takes, read from a ``_meta`` object: its ``controls`` list
+    (handshake era), or with ``question`` the list kept under that question's key (stateless
+    era). Empty when the server said nothing: it takes no words."""
+    entry = meta.get(URL_FLOW_META) if isinstance(meta, dict) else None
+    listed = entry.get("controls") if isinstance(entry, dict) else None
+    if question is not None:
+        listed = listed.get(question) if isinstance(listed, dict) else None
+    if not isinstance(listed, list):
+        return ()
+    return tuple(word for word in URL_FLOW_WORDS if word in listed)
+
+
+def url_flow_offer(words: Iterable[UrlFlowWord], question: str | None = None) -> dict[str, Any]:
+    """The ``_meta`` entry by which a server offers ``words`` (for ``question``, stateless era)."""
+    listed = [word for word in URL_FLOW_WORDS if word in set(words)]
+    return {URL_FLOW_META: {"controls": listed if question is None else {question: listed}}}
+
+
+def url_flow_said(word: UrlFlowWord, question: str | None = None) -> dict[str, Any]:
+    """The ``_meta`` entry carrying the person's ``word`` (about ``question``, stateless era)."""
+    said: dict[str, Any] = {"said": word}
+    if question is not None:
+        said["question"] = question
+    return {URL_FLOW_META: said}
+
+
+def url_flow_heard(meta: Any) -> tuple[UrlFlowWord | None, str | None]:
+    """The word a ``_meta`` object carries, and the question it names; ``(None, None)`` for none."""
+    entry = meta.get(URL_FLOW_META) if isinstance(meta, dict) else None
+    if not isinstance(entry, dict) or entry.get("said") not in URL_FLOW_WORDS:
+        return None, None
+    question = entry.get("question")
+    return cast(UrlFlowWord, entry["said"]), question if isinstance(question, str) else None

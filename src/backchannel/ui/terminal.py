@@ -9,15 +9,15 @@ module only reads lines, answers questions and watches the keyboard:
   ``key=`` argument names and (through the server's ``completion/complete``) the
   variables of resource templates on Tab, and keeps a history;
 * a question (a form field, a tool argument) prefills its default, completes
-  its choices on Tab (and a prompt argument through the server's
-  ``completion/complete``), and Esc or Ctrl-C cancels it;
+  its choices on Tab (and a prompt argument or template variable through the server's
+  ``completion/complete``, also as the person types), and Esc or Ctrl-C cancels it;
 * while a request runs the terminal does not turn Ctrl-C into SIGINT (which
   would also kill a stdio server in our process group): we read the key
   ourselves and cancel the request, which cancels it on the wire;
 * log lines that arrive while a prompt is shown are printed above it, coloured by level;
 * a URL request shows who asks, the message, the full URL, its host and the
-  confirmation code, and opens the browser only on "yes" (``--no-browser`` prints
-  the link instead); a spinner then waits for the browser step, and Ctrl-C cancels.
+  confirmation code, and opens the browser only on "yes" (``--no-browser`` asks too, then
+  prints the link); a spinner then waits for the browser step, and Ctrl-C cancels.
 
 When stdin is not a terminal, lines are read plainly, so a session can be scripted.
 """
@@ -47,7 +47,8 @@ from prompt_toolkit.key_binding import KeyBindings
 from rich.console import Console
 from rich.markup import escape
 
-from ..types.errors import MCPError
+from ..types.errors import ConnectionClosed, MCPError
+from .completion import QuestionCompleter as _QuestionCompleter
 from .questions import Cancelled, Question
 from .session import TerminalSession
 
@@ -71,6 +72,8 @@ class InterruptWatcher:
         self._task: asyncio.Future[Any] | None = None
         self._saved: Any = None
         self._reading = False
+        #: Told of every other key typed while the request runs (a URL flow's d, c, f).
+        self.on_key: Callable[[str], object] | None = None
 
     @contextlib.contextmanager
     def watch(self, task: asyncio.Future[Any]) -> Iterator[None]:
@@ -132,6 +135,9 @@ class InterruptWatcher:
             data = b""
         if b"\x03" in data:
             self.interrupt()
+        elif self.on_key is not None:
+            for char in data.decode("utf-8", "ignore"):
+                self.on_key(char)
 
 
 def _stdin_fd() -> int:
@@ -175,9 +181,11 @@ class TerminalInput:
         def _cancel(event: Any) -> None:
             event.app.exit(exception=Cancelled())
 
+        completer = _QuestionCompleter(question)
         session: PromptSession[str] = PromptSession(
-            completer=_QuestionCompleter(question), complete_while_typing=False, key_bindings=bindings
+            completer=completer, complete_while_typing=False, key_bindings=bindings
         )
+        completer.follow(session.default_buffer)  # a field the server completes: as the person types
         with self.watcher.paused(), self._showing(session.app):
             return await session.prompt_async(question.prompt, default=question.default, handle_sigint=False)
 
@@ -197,10 +205,6 @@ class TerminalInput:
             return
         with set_app(app):
             run_in_terminal(action)
-
-
-def _completion(text: str, word: str) -> Completion:
-    return Completion(text, start_position=-len(word))
 
 
 class _LineCompleter(Completer):
@@ -230,36 +234,6 @@ class _LineCompleter(Completer):
             Completion(option + ("" if option.endswith(("=", "/")) else " "), start_position=-len(word), display=option)
             for option in options
         ]
-
-
-class _QuestionCompleter(Completer):
-    def __init__(self, question: Question) -> None:
-        self.question = question
-
-    def _word(self, document: Document) -> str:
-        text = document.text_before_cursor
-        if self.question.separator:
-            text = text.split(self.question.separator)[-1]
-        return text.lstrip()
-
-    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
-        word = self._word(document)
-        for option in self.question.completions:
-            if option.casefold().startswith(word.casefold()):
-                yield _completion(option, word)
-
-    async def get_completions_async(
-        self, document: Document, complete_event: CompleteEvent
-    ) -> AsyncGenerator[Completion, None]:
-        word = self._word(document)
-        offered = set()
-        for completion in self.get_completions(document, complete_event):
-            offered.add(completion.text)
-            yield completion
-        if self.question.complete is not None:
-            for value in await self.question.complete(word):
-                if value not in offered:
-                    yield _completion(value, word)
 
 
 class PlainInput:
@@ -374,6 +348,8 @@ async def _connect(
     terminal.completions = session.completions
     terminal.complete_line = session.complete_line
     session.interrupts = terminal.watcher.watch
+    terminal.watcher.on_key = session.link_consent.key  # d, c, f while a browser step runs
+    session.link_consent.keys = interactive
     session.out_of_band = terminal.out_of_band
     try:
         client = make_client(target, {**session.client_options(), "era": era})
@@ -392,6 +368,9 @@ async def _connect(
                 if line is None or not await session.execute(line):
                     break
     except (MCPError, OSError) as exc:
-        console.print(f"[red]Could not talk to the server: {type(exc).__name__}: {escape(str(exc))}[/]")
+        # A server process that exited says its status, and the type name would only repeat it.
+        said = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ConnectionClosed) else exc.message
+        said = said.removeprefix("Connection closed: ")
+        console.print(f"[red]Could not talk to the server: {escape(said)}[/]", soft_wrap=True)
         return 1
-    return 0
+    return 1 if session.gone else 0

@@ -34,7 +34,9 @@ A URL that someone forwards must be useless to whoever it is forwarded to:
    (``ask.py`` says how in each era); past that the flow waits out its own time. A
    fresh link reaches only the owner's client, and each link has its own code and its
    own ``code_attempts``, so a link holder gains nothing from it. The page warns never
-   to type a code that someone else supplied.
+   to type a code that someone else supplied. The owner can also ask for a fresh link
+   themselves, or say "done" or "cancel", when the browser step never completes (a
+   ``_meta`` convention, docs/conventions.md; ``ask.py`` says how in each era).
 3. **The browser that proved the code is bound by a cookie set before the redirect.**
    The first correct code uses the token up: the page sets an HttpOnly, SameSite=Lax
    cookie holding a per-flow secret (its hash is kept with the flow), then redirects

@@ -104,9 +104,11 @@ class UrlFlow:
             f"never type a code that someone else gave you.{fresh}"
         )
 
-    def elicitation(self, *, with_id: bool) -> dict[str, Any]:
-        """The ``elicitation/create`` params (``elicitationId`` only in the handshake era)."""
-        params: dict[str, Any] = {"mode": "url", "message": self.prompt, "url": self.url}
+    def elicitation(self, *, with_id: bool, note: str | None = None) -> dict[str, Any]:
+        """The ``elicitation/create`` params (``elicitationId`` only in the handshake era);
+        ``note`` goes before the message (what the server has to say about the flow)."""
+        message = self.prompt if note is None else f"{note}\n\n{self.prompt}"
+        params: dict[str, Any] = {"mode": "url", "message": message, "url": self.url}
         if with_id:
             params["elicitationId"] = self.id
         return params
@@ -229,7 +231,7 @@ class FlowRegistry:
         False, and nothing changes, when the flow is over, sends the person to a page of
         the app's own (``url=``), or has had ``fresh_links`` fresh links already."""
         found = self._resolve(flow)
-        if found is None or found.done or found.code is None or found.links > self.fresh_links:
+        if found is None or not self.can_reissue(found):
             return False
         if found.state is not None:  # an authorization begun from the old link cannot come back
             self._by_state.pop(found.state, None)
@@ -240,6 +242,10 @@ class FlowRegistry:
         logger.info("URL flow %s: fresh link %d of at most %d", found.id, found.links - 1, self.fresh_links)
         found._signal()
         return True
+
+    def can_reissue(self, flow: UrlFlow) -> bool:
+        """Whether ``reissue`` would give the flow a fresh link now."""
+        return not flow.done and flow.code is not None and flow.links <= self.fresh_links
 
     async def wait(self, flow: UrlFlow, timeout: float | None = None, *, link: int | None = None) -> bool:
         """Wait until the flow is over, at most ``timeout`` seconds and never past its
