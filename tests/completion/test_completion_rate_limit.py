@@ -211,3 +211,29 @@ def test_buckets_of_callers_gone_quiet_are_forgotten() -> None:
         buckets.allow("busy")
     assert not buckets.allow("busy")  # what is still in use is kept, and still counts
     assert buckets.bucket("busy").retry_after() == pytest.approx(0.1)
+
+
+def test_over_stateless_http_the_refusal_is_a_429_with_retry_after() -> None:
+    """On the wire: HTTP's own status for "too many requests", and when to come back."""
+    clock = FakeClock()
+    app = languages_server(clock, completion_rate=2, completion_burst=1).http_app()
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    params = {"ref": prompt_ref("code_review"), "argument": {"name": "language", "value": "py"}}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "completion/complete", "params": {**params, "_meta": meta}}
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "completion/complete",
+    }
+
+    async def body() -> None:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as raw:
+            first = await raw.post("/mcp", json=message, headers=headers)
+            assert first.status_code == 200
+            second = await raw.post("/mcp", json=message, headers=headers)
+            assert second.status_code == 429
+            assert second.headers["retry-after"] == "1"  # 500 ms, in whole seconds, rounded up
+            assert second.json()["error"]["code"] == RATE_LIMITED
+        await app.aclose()
+
+    run(body)

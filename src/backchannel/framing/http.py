@@ -55,6 +55,7 @@ from ..types.errors import (
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     PARSE_ERROR,
+    RATE_LIMITED,
     UNSUPPORTED_PROTOCOL_VERSION,
     InvalidRequest,
     ParseError,
@@ -342,6 +343,7 @@ _STATUS_BY_CODE: Mapping[int, int] = {
     MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
     UNSUPPORTED_PROTOCOL_VERSION: 400,
     METHOD_NOT_FOUND: 404,
+    RATE_LIMITED: 429,
 }
 
 
@@ -349,7 +351,8 @@ def status_for_error(code: int) -> int:
     """The HTTP status of a stateless-era response whose whole body is this JSON-RPC error.
 
     The spec (2026-07-28 streamable-http.mdx, basic/index.mdx) fixes: -32022,
-    -32021, -32020 and -32602 for missing ``_meta`` fields -> 400; -32601 -> 404.
+    -32021, -32020 and -32602 for missing ``_meta`` fields -> 400; -32601 -> 404. Ours:
+    -31429 (``RateLimited``) -> 429, with ``Retry-After`` from its ``data.retryAfterMs``.
     Our reading for the rest: an error meaning "the request itself is wrong"
     (-32700, -32600, and -32602 in general, which the code alone cannot tell
     apart from the missing-``_meta`` case) -> 400; anything else (-32603,

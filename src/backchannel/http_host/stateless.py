@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = ["serve_stateless"]
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from ..framing import http as H
@@ -63,7 +64,13 @@ async def serve_stateless(
                 assert type(first) is dict
                 error = first.get("error")
                 status = H.status_for_error(error["code"]) if isinstance(error, dict) else 200
-                await send_bytes(send, status, encode_message(first), JSON_HEADERS)
+                headers = dict(JSON_HEADERS)
+                if status == 429:  # RateLimited: say when, as HTTP does (its data carries the same)
+                    data = error.get("data") if isinstance(error, dict) else None
+                    wait_ms = data.get("retryAfterMs") if isinstance(data, dict) else None
+                    if type(wait_ms) in (int, float):
+                        headers["retry-after"] = str(max(1, math.ceil(wait_ms / 1000)))
+                await send_bytes(send, status, encode_message(first), headers)
                 return
             await send_start(send, 200, SSE_HEADERS)
             message_out = first
