@@ -68,7 +68,7 @@ async def serve_stateless(
                 if status == 429:  # RateLimited: say when, as HTTP does (its data carries the same)
                     data = error.get("data") if isinstance(error, dict) else None
                     wait_ms = data.get("retryAfterMs") if isinstance(data, dict) else None
-                    if type(wait_ms) in (int, float):
+                    if isinstance(wait_ms, int | float):
                         headers["retry-after"] = str(max(1, math.ceil(wait_ms / 1000)))
                 await send_bytes(send, status, encode_message(first), headers)
                 return
