@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..types.errors import MCPError, RemoteProtocolError
+from ..types.wording import counted
 from .inputs import InputHandlers
 from .url_controls import UrlWords
 
@@ -37,7 +38,7 @@ async def answer_input_rounds(
         # the same method and arguments, and requestState echoed exactly.
         rounds += 1
         if rounds > max_rounds:
-            raise MCPError(f"{method}: the server still asked for input after {max_rounds} rounds")
+            raise MCPError(f"{method}: the server still asked for input after {counted(max_rounds, 'round')}")
         retry = {k: v for k, v in (params or {}).items() if k not in ("inputResponses", "requestState")}
         requests = _input_requests(method, result)
         if requests:

@@ -57,6 +57,7 @@ from urllib.parse import urlsplit
 
 from ..types.elicitation import URL_FLOW_WORDS, UrlFlowWord, url_flow_offers, url_flow_said
 from ..types.errors import URL_ELICITATION_REQUIRED, InvalidParams, RequestError
+from ..types.wording import counted
 from .url_controls import ControlledAnswer, UrlFlowControls, hold
 
 if TYPE_CHECKING:
@@ -252,7 +253,7 @@ async def retry_after_url_flows(
                 raise
             if attempt >= retries:
                 raise UrlFlowIncomplete(
-                    f"{error.message} (still required after {retries} retries)", "cancel", error
+                    f"{error.message} (still required after {counted(retries, 'retry', 'retries')})", "cancel", error
                 ) from error
             attempt += 1
             await _run_flows(error, inputs, wait)

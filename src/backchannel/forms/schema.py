@@ -46,6 +46,7 @@ import math
 import re
 from typing import Any
 
+from ..types.wording import counted
 from .errors import FormSchemaError
 from .formats import FORMATS, format_problem
 
@@ -145,7 +146,7 @@ def _check_property(name: str, prop: Any) -> None:
         _check_bounds(name, prop, "minItems", "maxItems", whole=True)
         if prop.get("minItems", 0) > len(_options(prop)):
             have = len(_options(prop))
-            there = f"there {'is' if have == 1 else 'are'} only {_count(have, 'choice')}"
+            there = f"there {'is' if have == 1 else 'are'} only {counted(have, 'choice')}"
             raise FormSchemaError(name, f"'minItems' is {_number(prop['minItems'])} but {there}")
     elif kind != "yes/no":
         _check_single_select(name, prop)
@@ -187,7 +188,7 @@ def _check_single_select(name: str, prop: dict[str, Any]) -> None:
         if not isinstance(names, list) or not all(isinstance(item, str) for item in names):
             raise FormSchemaError(name, "'enumNames' must be a list of strings")
         if len(names) != len(prop["enum"]):
-            have, values = _count(len(names), "name"), _count(len(prop["enum"]), "value")
+            have, values = counted(len(names), "name"), counted(len(prop["enum"]), "value")
             raise FormSchemaError(name, f"'enumNames' has {have} for {values}")
 
 
@@ -338,9 +339,9 @@ def _number_problems(prop: dict[str, Any], value: Any) -> list[str]:
 def _text_problems(prop: dict[str, Any], value: str) -> list[str]:
     problems = []
     if "minLength" in prop and len(value) < prop["minLength"]:
-        problems.append(f"must be at least {_count(prop['minLength'], 'character')}")
+        problems.append(f"must be at least {counted(prop['minLength'], 'character')}")
     if "maxLength" in prop and len(value) > prop["maxLength"]:
-        problems.append(f"must be at most {_count(prop['maxLength'], 'character')}")
+        problems.append(f"must be at most {counted(prop['maxLength'], 'character')}")
     if "pattern" in prop and _compiled(prop["pattern"]).search(value) is None:
         problems.append(f"does not match the pattern {prop['pattern']}")
     if "format" in prop and (problem := format_problem(prop["format"], value)):
@@ -361,9 +362,9 @@ def _multi_problems(prop: dict[str, Any], value: Any) -> list[str]:
             problems.append(f"{_short(item)} is chosen more than once")
         seen.append(item)
     if "minItems" in prop and len(value) < prop["minItems"]:
-        problems.append(f"choose at least {_count(prop['minItems'], 'option')}")
+        problems.append(f"choose at least {counted(prop['minItems'], 'option')}")
     if "maxItems" in prop and len(value) > prop["maxItems"]:
-        problems.append(f"choose at most {_count(prop['maxItems'], 'option')}")
+        problems.append(f"choose at most {counted(prop['maxItems'], 'option')}")
     return problems
 
 
@@ -381,11 +382,6 @@ def _is_number(value: Any) -> bool:
 
 def _number(value: float) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
-
-
-def _count(n: float, noun: str) -> str:
-    """``1 character``, ``2 characters``: every count in a message goes through here."""
-    return f"{_number(n)} {noun}{'' if n == 1 else 's'}"
 
 
 def _type_name(value: Any) -> str:

@@ -63,6 +63,7 @@ from ..client.era_detection import HandshakeEraNeeded
 from ..client.url_flow import UrlElicitation
 from ..forms import apply_defaults, validate_content
 from ..types.errors import INVALID_PARAMS, ConnectionClosed, MCPError, RequestError
+from ..types.wording import counted
 from .commands import CommandError, parse_arguments
 from .form_prompt import confirmation_code
 from .render import Renderer
@@ -263,7 +264,7 @@ async def _call(
             given = await _arguments(client, tool, arguments)
             result = await _call_tool(client, tool, given, hints)
     except TimeoutError:
-        return failed(_REQUEST_TIMEOUT, f"no answer within {timeout:g} seconds")
+        return failed(_REQUEST_TIMEOUT, f"no answer within {counted(timeout, 'second')}")
     except CommandError as exc:
         return failed(INVALID_PARAMS, str(exc))
     except HandshakeEraNeeded as exc:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ..forms import choices, is_multi_select, validate_content
 from ..forms.formats import FORMATS
+from ..types.wording import counted
 
 Kind = Literal["text", "integer", "number", "boolean", "select", "multi", "json"]
 
@@ -74,13 +75,13 @@ class Field:
             parts.append(_FORMAT_HINTS.get(fmt, f"text ({fmt})") if isinstance(fmt, str) else "text")
             low, high = prop.get("minLength"), prop.get("maxLength")
             if low is not None and low == high:
-                parts.append(f"exactly {_count(low, 'character')}")
+                parts.append(f"exactly {counted(low, 'character')}")
             elif low is not None and high is not None:
-                parts.append(f"{_plain(low)} to {_count(high, 'character')}")
+                parts.append(f"{_plain(low)} to {counted(high, 'character')}")
             elif low is not None:
-                parts.append(f"at least {_count(low, 'character')}")
+                parts.append(f"at least {counted(low, 'character')}")
             elif high is not None:
-                parts.append(f"at most {_count(high, 'character')}")
+                parts.append(f"at most {counted(high, 'character')}")
             if "pattern" in prop:
                 parts.append(f"matching {prop['pattern']}")
         elif self.kind in ("integer", "number"):
@@ -100,9 +101,9 @@ class Field:
             parts.append("choose any, separated by commas")
             low, high = prop.get("minItems"), prop.get("maxItems")
             if low:
-                parts.append(f"at least {_count(low, 'choice')}")
+                parts.append(f"at least {counted(low, 'choice')}")
             if high is not None:
-                parts.append(f"at most {_count(high, 'choice')}")
+                parts.append(f"at most {counted(high, 'choice')}")
         else:
             kind = prop.get("type")
             parts.append(f"JSON{f' {kind}' if isinstance(kind, str) else ''}")
@@ -229,11 +230,6 @@ def _is_number(value: Any) -> bool:
 
 def _plain(n: Any) -> str:
     return str(int(n)) if isinstance(n, float) and n.is_integer() else str(n)
-
-
-def _count(n: Any, noun: str) -> str:
-    """``1 character``, ``2 characters``: the noun agrees with the number."""
-    return f"{_plain(n)} {noun}{'' if n == 1 else 's'}"
 
 
 def _compiles(pattern: str) -> bool:

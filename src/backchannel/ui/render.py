@@ -44,6 +44,7 @@ from ..types.content import (
 from ..types.prompts import GetPromptResult, Prompt
 from ..types.resources import ReadResourceResult, Resource, ResourceTemplate
 from ..types.tools import CallToolResult, Tool
+from ..types.wording import counted
 from .fields import fields_of
 
 if TYPE_CHECKING:
@@ -256,7 +257,7 @@ class Renderer:
             kind = "image" if isinstance(block, ImageContent) else "audio"
             path = self.save(block.data, block.mime_type, stem)
             size = path.stat().st_size
-            label = escape(f"[{kind} {block.mime_type}, {size} bytes]")
+            label = escape(f"[{kind} {block.mime_type}, {counted(size, 'byte')}]")
             self.console.print(f"{label} saved to {escape(str(path))}", soft_wrap=True)
         elif isinstance(block, ResourceLink):
             kind = f" ({escape(block.mime_type)})" if block.mime_type else ""
