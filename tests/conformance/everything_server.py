@@ -1,8 +1,12 @@
 """The "everything" fixture server for the conformance harness's server scenarios.
 
-    python tests/conformance/everything_server.py --port N
+    python tests/conformance/everything_server.py --port N [--redis URL [--workers W]]
 
 serves ``server.http_app(path="/mcp")`` under uvicorn on ``http://127.0.0.1:N/mcp``.
+With ``--redis`` it serves through ``Server.run_http(redis=URL, workers=W)`` instead: one
+worker (or W forked on the port) of a fleet whose sessions, streams and reverse channel
+live in that Redis, so several of these processes behind a load balancer are one server
+(``run.py --fleet``).
 
 The harness calls fixed names (tools ``test_*``, prompts ``test_*``, resources
 ``test://...``); each expected payload is spelled out in the harness's scenario
@@ -26,170 +30,29 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import json
-import struct
-import wave
-import zlib
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Any
+
+from everything_payloads import (
+    ENUMS_FORM,
+    JSON_SCHEMA_2020_12,
+    NO_ARGUMENTS,
+    PNG,
+    WAV,
+    X_MCP_HEADER_SCHEMA,
+    ColorForm,
+    ConfirmForm,
+    ContactForm,
+    DefaultsForm,
+    NameForm,
+    PromptContextForm,
+    outcome,
+    resource_block,
+    sampled_text,
+)
 
 from backchannel import Audio, Context, Image, MCPError, Server, ToolError
 from backchannel.server.elicitation import Elicited
-from backchannel.types.sampling import CreateMessageResult
-
-# --------------------------------------------------------------------------- media
-
-
-def _png_1x1_red() -> bytes:
-    """A valid 1x1 RGB PNG holding one red pixel."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)  # width, height, depth 8, truecolour
-    pixels = zlib.compress(b"\x00\xff\x00\x00")  # filter byte 0, then R G B
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
-
-
-def _wav_silence(milliseconds: int = 50, rate: int = 8000) -> bytes:
-    """A valid mono 16-bit PCM WAV of silence."""
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(b"\x00\x00" * (rate * milliseconds // 1000))
-    return buffer.getvalue()
-
-
-PNG = _png_1x1_red()
-WAV = _wav_silence()
-
-JSON_SCHEMA_2020_12: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "$defs": {
-        "address": {
-            "$anchor": "addressDef",
-            "type": "object",
-            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
-        }
-    },
-    "properties": {
-        "name": {"type": "string"},
-        "address": {"$ref": "#/$defs/address"},
-        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
-        "phone": {"type": "string"},
-        "email": {"type": "string"},
-    },
-    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
-    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
-    "then": {"required": ["phone"]},
-    "else": {"required": ["email"]},
-    "additionalProperties": False,
-}
-
-X_MCP_HEADER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "region": {
-            "type": "string",
-            "description": "Mirrored into the Mcp-Param-Region header (SEP-2243)",
-            "x-mcp-header": "Region",
-        },
-        "query": {"type": "string", "description": "Not mirrored into a header"},
-    },
-    "required": ["region"],
-}
-
-NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}}
-
-
-# ---------------------------------------------------------------------- elicitation forms
-
-
-class ContactForm(TypedDict):
-    """``test_elicitation``: both fields required."""
-
-    username: Annotated[str, "User's response"]
-    email: Annotated[str, "User's email address"]
-
-
-@dataclass
-class DefaultsForm:
-    """``test_elicitation_sep1034_defaults``: a default on every primitive type (SEP-1034)."""
-
-    name: Annotated[str, "User name"] = "John Doe"
-    age: Annotated[int, "User age"] = 30
-    score: Annotated[float, "User score"] = 95.5
-    status: Annotated[Literal["active", "inactive", "pending"], "User status"] = "active"
-    verified: Annotated[bool, "Verification status"] = True
-
-
-# The deprecated enumNames variant has no Python spelling (Titles sends oneOf), so this one is a dict.
-ENUMS_FORM: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
-        "titledSingle": {
-            "type": "string",
-            "oneOf": [
-                {"const": "value1", "title": "First Option"},
-                {"const": "value2", "title": "Second Option"},
-                {"const": "value3", "title": "Third Option"},
-            ],
-        },
-        "legacyEnum": {
-            "type": "string",
-            "enum": ["opt1", "opt2", "opt3"],
-            "enumNames": ["Option One", "Option Two", "Option Three"],
-        },
-        "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
-        "titledMulti": {
-            "type": "array",
-            "items": {
-                "anyOf": [
-                    {"const": "value1", "title": "First Choice"},
-                    {"const": "value2", "title": "Second Choice"},
-                    {"const": "value3", "title": "Third Choice"},
-                ]
-            },
-        },
-    },
-}
-
-
-class NameForm(TypedDict):
-    name: str
-
-
-class ConfirmForm(TypedDict):
-    ok: bool
-
-
-class ColorForm(TypedDict):
-    color: str
-
-
-class PromptContextForm(TypedDict):
-    context: str
-
-
-def _outcome(answer: Elicited[Any]) -> str:
-    data = answer.data
-    content = json.dumps(data if isinstance(data, dict) else vars(data) if data is not None else None)
-    return f"action={answer.action}, content={content}"
-
-
-def _sampled_text(result: CreateMessageResult) -> str:
-    blocks = result.content if isinstance(result.content, list) else [result.content]
-    return "".join(getattr(block, "text", "") for block in blocks)
-
-
-def _resource_block(uri: str, mime_type: str, text: str) -> dict[str, Any]:
-    return {"type": "resource", "resource": {"uri": uri, "mimeType": mime_type, "text": text}}
-
 
 # -------------------------------------------------------------------------- server
 
@@ -213,14 +76,14 @@ def build_server() -> Server:
 
     @server.tool(description="Returns an embedded text resource")
     def test_embedded_resource() -> Any:
-        return _resource_block("test://embedded-resource", "text/plain", "This is an embedded resource content.")
+        return resource_block("test://embedded-resource", "text/plain", "This is an embedded resource content.")
 
     @server.tool(description="Returns text, an image and an embedded resource")
     def test_multiple_content_types() -> Any:
         return [
             "Multiple content types test:",
             Image(PNG, "image/png"),
-            _resource_block("test://mixed-content-resource", "application/json", '{"test":"data","value":123}'),
+            resource_block("test://mixed-content-resource", "application/json", '{"test":"data","value":123}'),
         ]
 
     @server.tool(description="Always fails with isError: true")
@@ -263,11 +126,11 @@ def build_server() -> Server:
 
     @server.tool(description="Asks the client for an LLM completion (sampling/createMessage)")
     async def test_sampling(prompt: str, ctx: Context) -> str:
-        return f"LLM response: {_sampled_text(await ctx.sample(prompt, max_tokens=100))}"
+        return f"LLM response: {sampled_text(await ctx.sample(prompt, max_tokens=100))}"
 
     @server.tool(description="Asks the user for a username and email (elicitation/create)", elicits=[ContactForm])
     async def test_elicitation(message: str, ctx: Context) -> str:
-        return f"User response: {_outcome(await ctx.elicit(message, ContactForm))}"
+        return f"User response: {outcome(await ctx.elicit(message, ContactForm))}"
 
     @server.tool(
         description="Elicitation whose schema has defaults for every primitive type (SEP-1034)",
@@ -275,12 +138,12 @@ def build_server() -> Server:
     )
     async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
         answer = await ctx.elicit("Please review the defaults", DefaultsForm)
-        return f"Elicitation completed: {_outcome(answer)}"
+        return f"Elicitation completed: {outcome(answer)}"
 
     @server.tool(description="Elicitation with every enum variant (SEP-1330)", elicits=[ENUMS_FORM])
     async def test_elicitation_sep1330_enums(ctx: Context) -> str:
         answer = await ctx.elicit("Please choose", ENUMS_FORM)
-        return f"Elicitation completed: {_outcome(answer)}"
+        return f"Elicitation completed: {outcome(answer)}"
 
     @server.tool(
         description="Elicits while the response streams; must never send a request on the stream",
@@ -288,19 +151,19 @@ def build_server() -> Server:
     )
     async def test_streaming_elicitation(ctx: Context) -> str:
         answer = await ctx.elicit("Please confirm", ConfirmForm)
-        return f"Elicitation completed: {_outcome(answer)}"
+        return f"Elicitation completed: {outcome(answer)}"
 
     @server.tool(description="Needs the client's sampling capability")
     async def test_missing_capability(ctx: Context) -> str:
         # ctx.sample raises MissingCapability (-32021) when the client did not declare sampling.
-        return f"LLM response: {_sampled_text(await ctx.sample('Say hello', max_tokens=10))}"
+        return f"LLM response: {sampled_text(await ctx.sample('Say hello', max_tokens=10))}"
 
     # -- SEP-2322 input-required results (2026-07-28; not implemented yet) ----------
 
     @server.tool(description="SEP-2322 InputRequiredResult round trip: sampling", input_schema=NO_ARGUMENTS)
     async def test_input_required_result_sampling(ctx: Context) -> str:
         answer = await ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
-        return f"LLM response: {_sampled_text(answer)}"
+        return f"LLM response: {sampled_text(answer)}"
 
     @server.tool(description="SEP-2322 InputRequiredResult round trip: list roots", input_schema=NO_ARGUMENTS)
     async def test_input_required_result_list_roots(ctx: Context) -> str:
@@ -375,7 +238,7 @@ def build_server() -> Server:
     @server.prompt(description="A prompt embedding the resource it is given")
     def test_prompt_with_embedded_resource(resourceUri: str) -> list[Any]:
         return [
-            _resource_block(resourceUri, "text/plain", "Embedded resource content for testing."),
+            resource_block(resourceUri, "text/plain", "Embedded resource content for testing."),
             "Please process the embedded resource above.",
         ]
 
@@ -439,18 +302,18 @@ def _add_input_required_elicitation(server: Server) -> None:
     async def test_input_required_result_request_state(ctx: Context) -> str:
         # Round 1's answer comes back inside the sealed requestState; reaching here means it verified.
         answer = await ctx.elicit("Please confirm", ConfirmForm, key="confirm")
-        return f"state-ok: {_outcome(answer)}"
+        return f"state-ok: {outcome(answer)}"
 
     @server.tool(description="SEP-2322 InputRequiredResult round trip: two rounds", elicits=[NameForm, ColorForm])
     async def test_input_required_result_multi_round(ctx: Context) -> str:
         name = await ctx.elicit("Step 1: What is your name?", NameForm, key="step1")
         color = await ctx.elicit("Step 2: What is your favorite color?", ColorForm, key="step2")
-        return f"step1: {_outcome(name)}; step2: {_outcome(color)}"
+        return f"step1: {outcome(name)}; step2: {outcome(color)}"
 
     @server.tool(description="SEP-2322 InputRequiredResult round trip: tampered state", elicits=[ConfirmForm])
     async def test_input_required_result_tampered_state(ctx: Context) -> str:
         answer = await ctx.elicit("Please confirm", ConfirmForm, key="confirm")
-        return f"state verified: {_outcome(answer)}"
+        return f"state verified: {outcome(answer)}"
 
     @server.tool(description="SEP-2322: asks only what the client declared", elicits=[NameForm])
     async def test_input_required_result_capabilities(ctx: Context) -> str:
@@ -468,13 +331,21 @@ def _add_input_required_elicitation(server: Server) -> None:
             return Elicited("accept", {"name": (reply.get("content") or {}).get("text", "")})
 
         answer = await ctx.elicit("What is your name?", NameForm, key="user_name", fallback=by_sampling)
-        return f"capabilities respected: {_outcome(answer)}"
+        return f"capabilities respected: {outcome(answer)}"
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--port", type=int, required=True, help="TCP port on 127.0.0.1")
+    parser.add_argument("--redis", metavar="URL", help="share sessions with other workers through this Redis")
+    parser.add_argument("--workers", type=int, default=1, help="processes forked on the port (needs --redis)")
     args = parser.parse_args(argv)
+    if args.workers != 1 and args.redis is None:
+        parser.error("--workers needs --redis: the workers share their sessions there")
+
+    if args.redis is not None:
+        build_server().run_http("127.0.0.1", args.port, "/mcp", redis=args.redis, workers=args.workers)
+        return
 
     import uvicorn
 

@@ -1,6 +1,7 @@
 """Run the MCP conformance harness against backchannel: four legs, one verdict.
 
     python tests/conformance/run.py [--only server|client] [--spec-version V] [--keep]
+    python tests/conformance/run.py --only server --fleet [--spec-version V] [--keep]
 
 Legs (``@modelcontextprotocol/conformance``, pinned in ``tests/package.json``):
 
@@ -8,6 +9,13 @@ Legs (``@modelcontextprotocol/conformance``, pinned in ``tests/package.json``):
   each against a fresh ``tests/conformance/everything_server.py`` on a free port;
 * client suite ``--suite all`` at both spec versions, the harness spawning
   ``python tests/conformance/client.py <url>`` once per scenario.
+
+With ``--fleet`` the server legs run against a fleet instead (``fixture_servers.FixtureFleet``):
+one ``redis-server``, four ``everything_server.py --redis URL`` processes each on its own port,
+and nginx passing every request to the next of them in turn, so consecutive requests of one
+session land on different workers. The fleet serves the ``2025-11-25`` and ``2026-07-28`` legs
+and the bare ``--suite all`` leg (no ``--spec-version``: each scenario at the harness's default
+wire, extension scenarios included), and is stopped after them.
 
 Every leg passes ``--expected-failures tests/conformance/expected-failures.yml``,
 so a leg passes when every failure is listed there and nothing listed passes
@@ -45,20 +53,20 @@ TESTS = HERE.parent
 ROOT = TESTS.parent
 sys.path.insert(0, str(TESTS))
 
-from backchannel.testing import free_port, port_accepts  # noqa: E402
+from fixture_servers import FixtureFleet, FixtureServer  # noqa: E402
+
 from peers.paths import CONFORMANCE_CLI, NODE22, conformance_cmd, have_npm_peers  # noqa: E402
 
 EXPECTED_FAILURES = HERE / "expected-failures.yml"
-SERVER_FIXTURE = HERE / "everything_server.py"
 SYNC_LISTEN = HERE / "sync-loopback-listen.cjs"
 CLIENT_FIXTURE = HERE / "client.py"
 SPEC_VERSIONS = ("2025-11-25", "2026-07-28")
+FLEET_WORKERS = 4
 
 SERVER_SCENARIO_TIMEOUT_MS = 30_000
 CLIENT_SCENARIO_TIMEOUT_MS = 120_000
 SERVER_LEG_TIMEOUT_S = 180.0
 CLIENT_LEG_TIMEOUT_S = 300.0
-SERVER_START_TIMEOUT_S = 30.0
 TOTAL_BUDGET_S = 460.0
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -69,15 +77,17 @@ TIMESTAMP_SUFFIX = re.compile(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
 @dataclass
 class Leg:
     side: str  # "server" or "client"
-    spec_version: str
+    spec_version: str | None  # None: the bare leg, each scenario at the harness's default wire
+    fleet: bool = False
 
     @property
     def name(self) -> str:
-        return f"{self.side} {self.spec_version}"
+        where = "fleet " if self.fleet else ""
+        return f"{where}{self.side} {self.spec_version or 'all (bare)'}"
 
     @property
     def slug(self) -> str:
-        return f"{self.side}-{self.spec_version}"
+        return self.name.replace(" (bare)", "-bare").replace(" ", "-")
 
 
 @dataclass
@@ -89,70 +99,13 @@ class Outcome:
     note: str = ""
 
 
-# --------------------------------------------------------------------- server process
-
-
-class FixtureServer:
-    """``everything_server.py`` on a free port, stopped on exit."""
-
-    def __init__(self, log_path: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.log_path = log_path
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def __enter__(self) -> FixtureServer:
-        log = self.log_path.open("wb")
-        self.process = subprocess.Popen(
-            [sys.executable, str(SERVER_FIXTURE), "--port", str(self.port)],
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        log.close()
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the fixture server exited with {self.process.returncode} before listening")
-            if port_accepts(self.port):
-                return self
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(
-                    f"the fixture server did not accept connections within {SERVER_START_TIMEOUT_S:.0f}s"
-                )
-            time.sleep(0.1)
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        process = self.process
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGINT)  # uvicorn shuts down gracefully on SIGINT
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
-
-
 # ----------------------------------------------------------------------------- legs
 
 
 def harness_args(leg: Leg, out_dir: Path, url: str | None) -> list[str]:
-    common = ["--suite", "all", "--spec-version", leg.spec_version, "--expected-failures", str(EXPECTED_FAILURES)]
-    common += ["-o", str(out_dir)]
+    common = ["--suite", "all", "--expected-failures", str(EXPECTED_FAILURES), "-o", str(out_dir)]
+    if leg.spec_version is not None:
+        common += ["--spec-version", leg.spec_version]
     if leg.side == "server":
         assert url is not None
         return ["server", "--url", url, *common, "--timeout", str(SERVER_SCENARIO_TIMEOUT_MS)]
@@ -251,17 +204,18 @@ def unexpected_details(stdout: str, out_dir: Path) -> list[str]:
     return lines
 
 
-def run_leg(leg: Leg, work: Path, budget: float) -> Outcome:
+def run_leg(leg: Leg, work: Path, budget: float, fleet: FixtureFleet | None = None) -> Outcome:
+    """Run one leg; a server leg runs against ``fleet`` when given, else a fresh fixture process."""
     out_dir = work / leg.slug
     out_dir.mkdir(parents=True)
     cap = SERVER_LEG_TIMEOUT_S if leg.side == "server" else CLIENT_LEG_TIMEOUT_S
     timeout = max(10.0, min(cap, budget))
     started = time.monotonic()
-    server: FixtureServer | None = None
+    server: FixtureServer | FixtureFleet | None = fleet
     try:
         with contextlib.ExitStack() as stack:
-            url = None
-            if leg.side == "server":
+            url = None if server is None else server.url
+            if leg.side == "server" and server is None:
                 server = stack.enter_context(FixtureServer(work / f"{leg.slug}-fixture.log"))
                 url = server.url
             code, stdout = run_harness(harness_args(leg, out_dir, url), timeout, work / f"{leg.slug}-harness.log")
@@ -294,31 +248,56 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run the MCP conformance harness against backchannel.")
     parser.add_argument("--only", choices=("server", "client"), help="run only the server or the client legs")
     parser.add_argument("--spec-version", choices=SPEC_VERSIONS, help="run only the legs for this revision")
+    parser.add_argument(
+        "--fleet",
+        action="store_true",
+        help=f"server legs only, plus the bare --suite all leg, against {FLEET_WORKERS} workers "
+        "sharing one Redis behind nginx round-robin",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the harness output directory even on success")
     args = parser.parse_args(argv)
+    if args.fleet and args.only == "client":
+        parser.error("--fleet runs the server legs (the client legs test our client, not a server)")
 
     if not have_npm_peers():
         print(f"conformance: npm peers missing ({NODE22}, {CONFORMANCE_CLI}); run: bash tests/peers/install.sh")
         return 1
-    legs = [
-        Leg(side, version)
-        for side in ("server", "client")
-        for version in SPEC_VERSIONS
-        if args.only in (None, side) and args.spec_version in (None, version)
-    ]
+    if args.fleet:
+        versions: list[str | None] = [v for v in SPEC_VERSIONS if args.spec_version in (None, v)]
+        legs = [Leg("server", version, fleet=True) for version in versions]
+        if args.spec_version is None:
+            legs.append(Leg("server", None, fleet=True))
+    else:
+        legs = [
+            Leg(side, version)
+            for side in ("server", "client")
+            for version in SPEC_VERSIONS
+            if args.only in (None, side) and args.spec_version in (None, version)
+        ]
     work = Path(tempfile.mkdtemp(prefix="backchannel-conformance-"))
     started = time.monotonic()
     outcomes: list[Outcome] = []
-    for leg in legs:
-        remaining = TOTAL_BUDGET_S - (time.monotonic() - started)
-        outcomes.append(run_leg(leg, work, remaining))
+    with contextlib.ExitStack() as stack:
+        fleet = None
+        if args.fleet:
+            try:
+                fleet = stack.enter_context(FixtureFleet(work, FLEET_WORKERS))
+            except RuntimeError as exc:
+                print(f"conformance: the fleet did not start: {exc}")
+                print(f"  logs kept in {work}")
+                return 1
+            print(f"fleet: {FLEET_WORKERS} workers behind {fleet.url}, up in {time.monotonic() - started:.1f}s")
+        for leg in legs:
+            remaining = TOTAL_BUDGET_S - (time.monotonic() - started)
+            outcomes.append(run_leg(leg, work, remaining, fleet))
     total = time.monotonic() - started
 
     print("\n##### conformance legs")
+    width = max([20, *(len(outcome.leg.name) for outcome in outcomes)])
     for outcome in outcomes:
         status = "ok  " if outcome.ok else "FAIL"
         extra = f"  ({outcome.note})" if outcome.note else ""
-        print(f"  {status} {outcome.leg.name:<20} {outcome.seconds:6.1f}s{extra}")
+        print(f"  {status} {outcome.leg.name:<{width}} {outcome.seconds:6.1f}s{extra}")
     passed = all(outcome.ok for outcome in outcomes)
     print(f"  total {total:.1f}s: {'all legs passed' if passed else 'some legs FAILED'}")
     if passed and not args.keep:
