@@ -198,3 +198,31 @@ def test_a_worker_that_dies_mid_call_is_answered_for_by_the_one_the_client_resum
             assert "stopped before it answered" in error["error"]["message"]
 
     run(body)
+
+
+def test_the_get_stream_is_one_per_session_and_freed_by_a_dead_holder(new_state: Callable[[], SharedState]) -> None:
+    async def body() -> None:
+        async with fleet(new_state, 2) as (url, balancer, _, apps), httpx2.AsyncClient(timeout=10) as http:
+            session = await _open(http, url)
+            headers = {
+                "accept": "text/event-stream",
+                "mcp-session-id": session,
+                "mcp-protocol-version": HANDSHAKE,
+            }
+            async with http.stream("GET", url, headers=headers) as first:
+                assert first.status_code == 200
+                holder = apps[balancer.served[-1][0]].state
+                second = await http.get(url, headers=headers)  # the other worker: refused
+                assert second.status_code == 409
+                if isinstance(holder, MemoryState):
+                    holder.hub.kill(holder.worker_id)
+                else:
+                    await holder.aclose()
+                for _ in range(2):  # whichever worker takes it now, the dead holder's claim is void
+                    async with http.stream("GET", url, headers=headers) as third:
+                        if balancer.served[-1][0] != apps.index(next(a for a in apps if a.state is holder)):
+                            assert third.status_code == 200
+                            return
+            raise AssertionError("no live worker took the GET stream")
+
+    run(body)

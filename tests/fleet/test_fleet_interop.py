@@ -260,14 +260,13 @@ def test_a_cut_stream_resumes_on_another_worker_with_nothing_lost_or_repeated(ha
     assert resumed["worker"] != writer
 
 
-# -- a gap found here (see the report of issue #14's helper H9) ------------------------------------
+# -- one GET stream per session, fleet-wide -----------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="each worker knows only its own GET stream: a second one opens elsewhere")
 def test_a_second_get_stream_of_a_session_is_refused_whichever_worker_it_reaches(fleet: ProcessFleet) -> None:
     """One process answers a second GET stream of a session 409 (``app.py``), which keeps each
     message on one stream (the spec's MUST). Behind round-robin the second GET reaches another
-    worker, which opens it: a list change then goes out on both."""
+    worker: the claim on the stream lives in Redis (``Fleet.claim_get_stream``), so it is refused too."""
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     initialize = {
         "jsonrpc": "2.0",

@@ -336,12 +336,18 @@ class HttpApp:
         if last_event_id:
             await resume_stream(session, last_event_id, receive, send, alive=self.fleet.reachable)
             return
-        if session.transport.standalone is not None:
+        release = await self.fleet.claim_get_stream(session.session_id)  # one per session, fleet-wide
+        if session.transport.standalone is not None or release is None:
+            if release is not None:
+                await release()
             await send_rejection(
                 send, H.Rejection(409, InvalidRequest("a GET stream is already open for this session"))
             )
             return
-        await serve_get_stream(session, receive, send)
+        try:
+            await serve_get_stream(session, receive, send)
+        finally:
+            await release()
 
     # ---------------------------------------------------------------- DELETE
 

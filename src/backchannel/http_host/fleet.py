@@ -24,6 +24,7 @@ from __future__ import annotations
 __all__ = ["FANNED_OUT", "Fleet", "SessionRecord", "refusing_when_unreachable"]
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -49,6 +50,8 @@ FANNED_OUT = frozenset(
         "notifications/resources/updated",
     }
 )
+#: How long a worker's claim on a session's GET stream lasts unless renewed (it renews at a third).
+_GET_CLAIM = 15.0
 #: A ping on a worker's channel: nobody acts on it; ``publish`` counting 0 means the worker is gone.
 _PING = b'{"k":"ping"}'
 _encode = msgspec.json.encode
@@ -156,6 +159,40 @@ class Fleet:
         await self.state.delete(record_key(session_id))
         await self.state.publish(session_channel(session_id), _encode({"k": "end", "o": self.worker_id}))
 
+    # ------------------------------------------------------------ the GET stream
+
+    async def claim_get_stream(self, session_id: str) -> Callable[[], Awaitable[None]] | None:
+        """Hold the session's one GET stream for this worker, fleet-wide: a release to await
+        when the stream ends, or None when a live worker holds it already. The claim is a key
+        with a short TTL, renewed while the stream is open, so a worker that dies lets it go."""
+        if not self.shared:
+            return _released
+        key = f"getstream:{{{session_id}}}"
+        mine = {"w": self.worker_id}
+        if await self.state.add(key, mine, ttl=_GET_CLAIM) != "added":
+            holder = await self.state.get(key)
+            worker = holder.get("w") if isinstance(holder, dict) else None
+            if isinstance(worker, str) and await self.reachable(worker):
+                return None
+            await self.state.put(key, mine, ttl=_GET_CLAIM)  # its holder is gone: the stream is free
+
+        async def renew() -> None:
+            while True:
+                await asyncio.sleep(_GET_CLAIM / 3)
+                with contextlib.suppress(StateUnavailable):
+                    await self.state.put(key, mine, ttl=_GET_CLAIM)
+
+        renewing = asyncio.get_running_loop().create_task(renew())
+
+        async def release() -> None:
+            renewing.cancel()
+            with contextlib.suppress(StateUnavailable):
+                holder = await self.state.get(key)
+                if isinstance(holder, dict) and holder.get("w") == self.worker_id:
+                    await self.state.delete(key)
+
+        return release
+
     # ------------------------------------------------------------ replicas
 
     async def join(self, session_id: str, replica: Any) -> None:
@@ -261,7 +298,11 @@ class Fleet:
 
 
 async def refusing_when_unreachable(
-    route: Callable[[Scope, Receive, Send], Awaitable[None]], scope: Scope, receive: Receive, send: Send, retry_after: int
+    route: Callable[[Scope, Receive, Send], Awaitable[None]],
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    retry_after: int,
 ) -> None:
     """Serve ``route``; while the shared state cannot be reached, a request that needs it is
     refused with 503, ``Retry-After`` and a JSON-RPC error naming the state (not a bare 500),
@@ -280,3 +321,7 @@ async def refusing_when_unreachable(
             logger.warning("a response was cut short: %s", exc.message)
             return
         await send_rejection(send, busy(exc.message, retry_after))
+
+
+async def _released() -> None:
+    """The release of a claim nobody else could contest (a state that spans no workers)."""
