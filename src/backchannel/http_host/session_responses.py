@@ -90,9 +90,10 @@ async def _respond(
             return
         # Something other than the answer came first (or nothing yet): stream, resumably.
         closing = first is CLOSE_RESPONSE
-        stream, sink = session.start_stream(feed, None if closing else first, attached=not closing)
-        if isinstance(session.store, StateEventStore):
-            await session.store.written()
+        stream_id = session.new_stream_id()
+        if isinstance(session.store, StateEventStore):  # what the handler sent meanwhile waits in the feed
+            await session.store.open(stream_id, request_id)
+        stream, sink = session.start_stream(feed, None if closing else first, attached=not closing, stream_id=stream_id)
         priming = encode_event("", event_id=f"{stream.stream_id}_0", retry_ms=retry_ms)
         await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
         if closing:  # the handler asked to end this response at once (SEP-1699): the client polls

@@ -211,15 +211,24 @@ class HttpSession:
     def close_feed(self, request_id: RequestId) -> None:
         self.transport.feeds.pop(request_id, None)
 
+    def new_stream_id(self) -> str:
+        return f"{self._stream_prefix}{next(self._stream_numbers)}"
+
     def start_stream(
-        self, feed: MessageFeed, first: dict[str, Any] | StreamSignal | None, *, attached: bool
+        self,
+        feed: MessageFeed,
+        first: dict[str, Any] | StreamSignal | None,
+        *,
+        attached: bool,
+        stream_id: str | None = None,
     ) -> tuple[ResumableStream, Mailbox[tuple[int, bytes] | None] | None]:
         """Stream the rest of ``feed``'s request, resumably; the feed closes when its answer is out.
 
         With ``attached``, also a mailbox that receives every event from the first on (ending
-        with None), for the response that carries the stream.
+        with None), for the response that carries the stream. ``stream_id``: one ``new_stream_id``
+        gave (and the store opened); by default a new one.
         """
-        stream_id = f"{self._stream_prefix}{next(self._stream_numbers)}"
+        stream_id = stream_id or self.new_stream_id()
         stream = ResumableStream(stream_id, self.store, feed, self._stream_finished)
         self.streams[stream.stream_id] = stream
         sink = stream.attach() if attached else None
@@ -241,6 +250,9 @@ class HttpSession:
             self._forgetting.add(asyncio.get_running_loop().create_task(self._forget(old)))
 
     async def _forget(self, stream_ids: list[str]) -> None:
+        if self.fleet.shared:  # all at once: the shared state deletes them in one round trip
+            await asyncio.gather(*(self.store.forget(stream_id) for stream_id in stream_ids))
+            return
         for stream_id in stream_ids:
             await self.store.forget(stream_id)
 

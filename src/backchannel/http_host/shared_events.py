@@ -45,8 +45,22 @@ class StateEventStore(EventStore):
         self.state = state
         self.prefix = prefix
         self.ttl = ttl
+        self._opened: set[str] = set()  # begun by ``open``, before the stream itself begins
+
+    async def open(self, stream: str, request_id: RequestId | None) -> None:
+        """Write the stream's first entry and wait until it is in the shared state, before the
+        client hears of the stream: should this worker die, the one the client resumes on finds
+        the stream (and answers for it) instead of calling its id unknown. Before the stream's
+        events are queued, so they are not waited for. Unreachable state: go on regardless."""
+        self.begin(stream, request_id)
+        self._opened.add(stream)
+        with contextlib.suppress(StateUnavailable):
+            await self.state.flush()
 
     def begin(self, stream: str, request_id: RequestId | None) -> None:
+        if stream in self._opened:
+            self._opened.discard(stream)
+            return
         self.state.log_append(self.prefix + stream, 1, b"#" + msgspec.json.encode(request_id), ttl=self.ttl)
 
     def store(self, stream: str, position: int, event: bytes) -> None:
@@ -54,13 +68,6 @@ class StateEventStore(EventStore):
 
     def finish(self, stream: str, position: int) -> None:
         self.state.log_append(self.prefix + stream, position + 2, _END, ttl=self.ttl)
-
-    async def written(self) -> None:
-        """Wait until what was appended so far is in the shared state. Before the client hears
-        of a stream: should this worker die, the one the client resumes on finds the stream (and
-        answers for it) instead of calling its id unknown. Unreachable state: go on regardless."""
-        with contextlib.suppress(StateUnavailable):
-            await self.state.flush()
 
     async def replay_after(self, stream: str, position: int) -> list[tuple[int, bytes]]:
         entries = await self.state.log_read(self.prefix + stream, max(position + 1, 1))
