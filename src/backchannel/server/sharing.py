@@ -8,6 +8,9 @@
   seals at once; the old one keeps opening states until the next rotation drops it).
 - **Per-session records.** What the server keeps for a handshake-era session (its log level, its
   resource subscriptions), as data another worker takes the session up from.
+- **Fleet calls.** ``calls`` asks another worker to do what only it can (``state/calls.py``): a URL
+  flow lives in the worker that started it, and the others send it their part of the flow, its
+  pages and stateless-era steps (``url_elicitation/fleet.py``).
 
 With a state that spans no processes (the default) none of it runs: ``start`` does nothing.
 """
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..state.calls import Calls
 from ..state.shared import SharedState, StateUnavailable
 from ..types.logging import LOG_LEVEL_RANK
 from .connection_state import ConnectionState
@@ -69,6 +73,9 @@ class Sharing:
         self.server = server
         self._stop: Callable[[], None] | None = None
         self._pending: set[asyncio.Task[Any]] = set()
+        self._started = False
+        #: This worker's fleet calls, once ``start`` ran with a state that spans workers.
+        self.calls: Calls | None = None
 
     @property
     def state(self) -> SharedState | None:
@@ -76,19 +83,41 @@ class Sharing:
         return state if isinstance(state, SharedState) and state.spans_workers else None
 
     async def start(self) -> None:
-        """Listen for the other workers' announcements, and take up the fleet's keyring."""
+        """Listen for the other workers' announcements, take up the fleet's keyring, and answer
+        the other workers' calls. Each part is done once; after a failure (the state unreachable)
+        the next call does what is left."""
         state = self.state
-        if state is None or self._stop is not None:
+        if state is None or self._started:
             return
-        self._stop = state.listen(CHANGES, self._on_change)
+        if self._stop is None:
+            self._stop = state.listen(CHANGES, self._on_change)
         await state.listening(CHANGES)
         if self.server.options.state.key is None:  # a key given outright is the operator's keyring
             await self._load_keyring(state)
+        await self._start_calls(state)
+        self._started = True
+
+    async def _start_calls(self, state: SharedState) -> None:
+        # The URL flows' pages load with a fleet (every worker serves them), not with every server.
+        from .url_elicitation.fleet import PAGE, STEP
+        from .url_elicitation.pages import UrlElicitations
+        from .url_elicitation.rounds import flow_step
+
+        if self.calls is None:
+            calls = Calls(state)
+            calls.handle(PAGE, lambda request: UrlElicitations.of(self.server).serve_forwarded(request))
+            calls.handle(STEP, lambda step: flow_step(UrlElicitations.of(self.server), step))
+            self.calls = calls
+        await self.calls.start()
+        UrlElicitations.of(self.server).join_fleet(self.calls)
 
     def stop(self) -> None:
         if self._stop is not None:
             self._stop()
             self._stop = None
+        if self.calls is not None:
+            self.calls.stop()
+        self._started = False
 
     async def _load_keyring(self, state: SharedState) -> None:
         mine = {"keys": [_key_text(self.server.state_sealer.key)]}

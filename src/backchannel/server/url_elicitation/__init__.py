@@ -63,11 +63,15 @@ The pages need no setup: with no ``base_url`` the first flow serves them on a si
 listener bound to ``127.0.0.1`` (a free port, uvicorn in the same loop, imported only
 then), stopped when ``Server.serve``/``run_stdio`` ends (or the HTTP app shuts down).
 
-Flows live in this process's memory: run one worker, or route a flow's browser and
-retries to the worker that made it.
+A flow lives in the memory of the worker whose tool started it. In a fleet of workers
+(``--redis``) its link and its OAuth ``state`` name that worker, and whichever worker a page
+request or a stateless-era retry reaches hands it to that one (``fleet.py``): no routing
+needed in front of the fleet. A flow whose worker stopped ends with it.
 
 The package: ``flows.py`` keeps the flows and their links, ``pages.py`` is the ASGI app
-(and its loopback listener), ``ask.py`` is the handler's side (``ctx.elicit_url``).
+(and its loopback listener; ``markup.py`` the pages' frame), ``ask.py`` is the handler's side
+(``ctx.elicit_url``; the stateless era's rounds in ``rounds.py``, the person's say in
+``consent.py``), ``fleet.py`` what the workers of a fleet hand each other.
 """
 
 from __future__ import annotations

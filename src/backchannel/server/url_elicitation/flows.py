@@ -155,6 +155,9 @@ class FlowRegistry:
         self._flows: dict[str, UrlFlow] = {}
         self._by_token: dict[bytes, str] = {}
         self._by_state: dict[str, str] = {}
+        #: This worker's id in a fleet (set when it joins one, ``fleet.py``): it leads each link's
+        #: token and each OAuth ``state``, so whichever worker a browser reaches knows the owner.
+        self.worker: str | None = None
 
     @property
     def callback_url(self) -> str:
@@ -264,9 +267,14 @@ class FlowRegistry:
             self.fail(flow, "cancel")
         return flow.done
 
+    def named(self, secret: str) -> str:
+        """A token or an OAuth ``state``: ``<worker>.<secret>`` in a fleet (worker ids hold no
+        ``.``), the secret alone otherwise."""
+        return secret if self.worker is None else f"{self.worker}.{secret}"
+
     def _new_link(self, flow: UrlFlow) -> None:
         self._retire_link(flow)
-        token = secrets.token_urlsafe(32)
+        token = self.named(secrets.token_urlsafe(32))
         flow._token_hash = digest(token)
         flow._attempts = 0
         flow.code = _new_code()

@@ -17,13 +17,16 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ...transports.http.asgi import Receive, Scope, Send, header_map, read_body, send_bytes
+from .fleet import forward_page, owner_elsewhere, serve_forwarded
 from .flows import FlowRegistry, UrlFlow, digest
+from .markup import PAGE_HEADERS, cookie_name, cookies, send_page
 
 if TYPE_CHECKING:
+    from ...state.calls import Calls
     from ...transports.http.loopback import LoopbackListener
     from ..server import Server
 
@@ -50,7 +53,9 @@ class UrlElicitations(FlowRegistry):
     (then that link is used up, never the flow: someone holding only the link cannot end
     the owner's flow), ``fresh_links`` how many fresh links (``reissue``) a flow may get,
     ``max_flows`` the flows kept at once (the oldest unfinished one is cancelled beyond
-    it). ``identify`` adds the login check described in the package docstring.
+    it). ``identify`` adds the login check described in the package docstring. In a fleet of
+    workers every worker serves the pages under the same ``base_url`` (``fleet.py``); attach
+    the manager before the app starts.
     """
 
     def __init__(
@@ -81,6 +86,8 @@ class UrlElicitations(FlowRegistry):
         self.title = title
         self._listener: LoopbackListener | None = None
         self._listener_lock = asyncio.Lock()
+        #: This worker's fleet calls, once it joined a fleet (``join_fleet``).
+        self.calls: Calls | None = None
 
     @classmethod
     def of(cls, server: Server) -> UrlElicitations:
@@ -90,6 +97,16 @@ class UrlElicitations(FlowRegistry):
             clock = time.monotonic if server.clock is None else server.clock
             server.url_elicitations = cls(title=title, clock=clock)
         return server.url_elicitations
+
+    def join_fleet(self, calls: Calls) -> None:
+        """Serve as one worker of a fleet (``Sharing.start`` does it): name flows after this
+        worker, and hand each page request about another worker's flow to that worker."""
+        self.calls = calls
+        self.worker = calls.state.worker_id
+
+    async def serve_forwarded(self, request: Any) -> dict[str, Any]:
+        """Serve a page request another worker forwarded (``fleet.PAGE``); the response as data."""
+        return await serve_forwarded(self._serve_here, request)
 
     # ------------------------------------------------- the loopback side listener
 
@@ -143,6 +160,15 @@ class UrlElicitations(FlowRegistry):
             return
         root, full = scope.get("root_path", ""), scope.get("path", "")
         path = full[len(root) :] if root and full.startswith(root) else full
+        owner = owner_elsewhere(self, scope, path[len(self.prefix) + 1 :] if self.handles(path) else None)
+        if owner is not None:  # another worker's flow: only that worker can serve it
+            await forward_page(self, owner, path, scope, receive, send)
+            return
+        await self._serve_here(scope, receive, send)
+
+    async def _serve_here(self, scope: Scope, receive: Receive, send: Send) -> None:
+        root, full = scope.get("root_path", ""), scope.get("path", "")
+        path = full[len(root) :] if root and full.startswith(root) else full
         rest = path[len(self.prefix) + 1 :] if self.handles(path) else None
         method = scope["method"]
         headers = header_map(scope)
@@ -155,15 +181,15 @@ class UrlElicitations(FlowRegistry):
         elif rest and "/" not in rest and method == "POST":
             await self._confirm(rest, headers, receive, send)
         elif rest and method not in ("GET", "POST"):
-            await self._page(send, 405, "Not allowed", "<p>This page only answers GET and POST.</p>")
+            await send_page(send, 405, "Not allowed", "<p>This page only answers GET and POST.</p>")
         else:
-            await self._page(send, 404, "Not found", "<p>There is no such page.</p>")
+            await send_page(send, 404, "Not found", "<p>There is no such page.</p>")
 
     def _browser_of(self, flow: UrlFlow, headers: Mapping[str, str]) -> bool:
         """Whether this browser holds the cookie set when the flow was claimed."""
         if flow._browser_hash is None:
             return False
-        secret = _cookies(headers).get(_cookie_name(flow))
+        secret = cookies(headers).get(cookie_name(flow))
         return secret is not None and hmac.compare_digest(digest(secret), flow._browser_hash)
 
     async def _refused_identity(self, flow: UrlFlow, headers: Mapping[str, str], send: Send) -> bool:
@@ -172,7 +198,7 @@ class UrlElicitations(FlowRegistry):
         who = await self.identify(headers)
         if who is not None and who == flow.owner:
             return False
-        await self._page(
+        await send_page(
             send,
             403,
             "Not your link",
@@ -185,7 +211,7 @@ class UrlElicitations(FlowRegistry):
         """The flow ``token`` may act on now, or None once the reason it may not was answered."""
         flow, current = self._link_of(token)
         if flow is None:
-            await self._page(
+            await send_page(
                 send,
                 404,
                 "Link not valid",
@@ -196,7 +222,7 @@ class UrlElicitations(FlowRegistry):
             await self._used_up(send)
             return None
         if flow.status == "claimed" and not self._browser_of(flow, headers):
-            await self._page(
+            await send_page(
                 send,
                 409,
                 "Link already used",
@@ -210,7 +236,7 @@ class UrlElicitations(FlowRegistry):
 
     async def _used_up(self, send: Send) -> None:
         # Said the same way to whoever holds a retired link: it tells them nothing about the flow.
-        await self._page(
+        await send_page(
             send,
             410,
             "Link used up",
@@ -226,7 +252,7 @@ class UrlElicitations(FlowRegistry):
         if flow.status == "claimed":  # this browser confirmed already (a reload): go on
             await self._continue(flow, send, None)
             return
-        await self._page(send, 200, "Confirm it is you", self._form(flow, None))
+        await send_page(send, 200, "Confirm it is you", self._form(flow, None))
 
     def _form(self, flow: UrlFlow, problem: str | None) -> str:
         note = f'<p class="problem" id="problem">{html.escape(problem)}</p>' if problem else ""
@@ -243,7 +269,7 @@ class UrlElicitations(FlowRegistry):
 
     async def _confirm(self, token: str, headers: Mapping[str, str], receive: Receive, send: Send) -> None:
         if not self._same_origin(headers):
-            await self._page(send, 403, "Refused", "<p>This form can only be sent from its own page.</p>")
+            await send_page(send, 403, "Refused", "<p>This form can only be sent from its own page.</p>")
             return
         body = await read_body(receive, _FORM_LIMIT)
         flow = await self._usable(token, headers, send)
@@ -265,7 +291,7 @@ class UrlElicitations(FlowRegistry):
                 await self._used_up(send)
                 return
             problem = f"That code does not match ({left} {'try' if left == 1 else 'tries'} left)."
-            await self._page(send, 403, "Confirm it is you", self._form(flow, problem))
+            await send_page(send, 403, "Confirm it is you", self._form(flow, problem))
             return
         # The token is used up: this browser, and only this one, may go on (cookie binding).
         secret = secrets.token_urlsafe(32)
@@ -277,36 +303,36 @@ class UrlElicitations(FlowRegistry):
         extra = {"set-cookie": cookie} if cookie else {}
         if flow.handler is None:
             self.complete(flow)
-            await self._page(send, 200, "Done", "<p>Done. You can close this page.</p>", extra)
+            await send_page(send, 200, "Done", "<p>Done. You can close this page.</p>", extra)
             return
         if flow.state is not None:
             self._by_state.pop(flow.state, None)
-        flow.state = secrets.token_urlsafe(24)
+        flow.state = self.named(secrets.token_urlsafe(24))
         self._by_state[flow.state] = flow.id
         try:
             target = await flow.handler.begin(flow)
         except Exception:
             logger.exception("the URL flow %s could not begin", flow.id)
             self.fail(flow, "cancel")
-            await self._page(send, 500, "Something went wrong", "<p>The flow could not start.</p>", extra)
+            await send_page(send, 500, "Something went wrong", "<p>The flow could not start.</p>", extra)
             return
         if urlsplit(target).scheme not in ("http", "https"):
             self.fail(flow, "cancel")
-            await self._page(send, 500, "Something went wrong", "<p>The flow could not start.</p>", extra)
+            await send_page(send, 500, "Something went wrong", "<p>The flow could not start.</p>", extra)
             return
-        await send_bytes(send, 303, b"", {**_PAGE_HEADERS, "location": target, **extra})
+        await send_bytes(send, 303, b"", {**PAGE_HEADERS, "location": target, **extra})
 
     async def _callback(self, query: Mapping[str, str], headers: Mapping[str, str], send: Send) -> None:
         flow_id = self._by_state.get(query.get("state", ""))
         flow = self._flows.get(flow_id) if flow_id is not None else None
         if flow is None or flow.handler is None or flow.status != "claimed":
-            await self._page(
+            await send_page(
                 send, 400, "Not valid", "<p>This sign-in is not valid any more (it expired or was already used).</p>"
             )
             return
         if not self._browser_of(flow, headers):
             # A forwarded authorization URL finished in someone else's browser: refused.
-            await self._page(
+            await send_page(
                 send,
                 403,
                 "Refused",
@@ -320,17 +346,17 @@ class UrlElicitations(FlowRegistry):
         flow.state = None
         if "error" in query:
             self.fail(flow, "decline" if query["error"] == "access_denied" else "cancel")
-            await self._page(send, 200, "Not connected", "<p>Nothing was connected. You can close this page.</p>")
+            await send_page(send, 200, "Not connected", "<p>Nothing was connected. You can close this page.</p>")
             return
         try:
             await flow.handler.finish(flow, query)
         except Exception:
             logger.exception("the URL flow %s could not finish", flow.id)
             self.fail(flow, "cancel")
-            await self._page(send, 502, "Something went wrong", "<p>The flow could not be completed.</p>")
+            await send_page(send, 502, "Something went wrong", "<p>The flow could not be completed.</p>")
             return
         self.complete(flow)
-        await self._page(send, 200, "Done", '<p id="done">Done. You can close this page and go back.</p>')
+        await send_page(send, 200, "Done", '<p id="done">Done. You can close this page and go back.</p>')
 
     def _same_origin(self, headers: Mapping[str, str]) -> bool:
         """Whether a POST came from our own page (CSRF). Browsers send ``Sec-Fetch-Site``;
@@ -349,40 +375,4 @@ class UrlElicitations(FlowRegistry):
     def _cookie(self, flow: UrlFlow, secret: str) -> str:
         secure = "; Secure" if (self.base_url or "").startswith("https:") else ""
         max_age = max(1, int(flow.expires - self._clock()))
-        return f"{_cookie_name(flow)}={secret}; Path={self.prefix}; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}"
-
-    async def _page(
-        self, send: Send, status: int, title: str, body: str, extra: Mapping[str, str] | None = None
-    ) -> None:
-        page = (
-            '<!doctype html><html><head><meta charset="utf-8">'
-            f"<title>{html.escape(title)}</title>"
-            "<style>body{font:16px system-ui,sans-serif;max-width:40em;margin:3em auto;padding:0 1em}"
-            "blockquote{border-left:4px solid #888;margin:1em 0;padding:.2em 1em;white-space:pre-wrap}"
-            ".problem{color:#a00}</style></head>"
-            f'<body><h1 id="title">{html.escape(title)}</h1>{body}</body></html>'
-        )
-        headers = {**_PAGE_HEADERS, "content-type": "text/html; charset=utf-8", **(extra or {})}
-        await send_bytes(send, status, page.encode(), headers)
-
-
-_PAGE_HEADERS = {
-    "cache-control": "no-store",
-    "referrer-policy": "no-referrer",
-    "x-frame-options": "DENY",
-    "x-content-type-options": "nosniff",
-    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-}
-
-
-def _cookie_name(flow: UrlFlow) -> str:
-    return "bcflow_" + flow.id.replace("-", "")
-
-
-def _cookies(headers: Mapping[str, str]) -> dict[str, str]:
-    jar: dict[str, str] = {}
-    for part in headers.get("cookie", "").split(";"):
-        name, sep, value = part.strip().partition("=")
-        if sep:
-            jar.setdefault(name, value)
-    return jar
+        return f"{cookie_name(flow)}={secret}; Path={self.prefix}; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}"
