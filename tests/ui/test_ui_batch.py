@@ -145,7 +145,7 @@ def test_a_slow_call_times_out_and_logs_go_to_stderr(capsys: pytest.CaptureFixtu
     assert status == 0 and texts(result) == "done"
     assert "[info] an info line" in err and "[warning] a warning line" in err and "debug" not in err
     status, result, err = call(capsys, UITEST, "slow", "--args", "steps=100", "--timeout", "1")
-    assert status == 2 and "no answer within 1 seconds" in err
+    assert status == 2 and "no answer within 1 second" in err
 
 
 def test_the_console_script_prints_text_without_json() -> None:
