@@ -44,6 +44,10 @@ KEYRING = "keyring"
 KEYRING_TTL = 90 * 24 * 3600.0
 #: How many keys a rotation keeps: the new one, and the one before (states it sealed still open).
 _KEYS_KEPT = 2
+#: At most this many keys after workers whose keys Redis lost add theirs back.
+_KEYS_MERGED = 4
+#: How often a worker checks that the fleet's keyring still holds its key (Redis may lose it).
+KEYRING_CHECK = 5.0
 
 
 def _key_text(key: bytes) -> str:
@@ -74,6 +78,7 @@ class Sharing:
         self._stop: Callable[[], None] | None = None
         self._pending: set[asyncio.Task[Any]] = set()
         self._started = False
+        self._keeper: asyncio.Task[None] | None = None
         #: This worker's fleet calls, once ``start`` ran with a state that spans workers.
         self.calls: Calls | None = None
 
@@ -93,7 +98,9 @@ class Sharing:
             self._stop = state.listen(CHANGES, self._on_change)
         await state.listening(CHANGES)
         if self.server.options.state.key is None:  # a key given outright is the operator's keyring
-            await self._load_keyring(state)
+            await self.check_keyring()
+            if self._keeper is None:
+                self._keeper = asyncio.get_running_loop().create_task(self._keep_keyring())
         await self._start_calls(state)
         self._started = True
 
@@ -117,17 +124,40 @@ class Sharing:
             self._stop = None
         if self.calls is not None:
             self.calls.stop()
+        if self._keeper is not None:
+            self._keeper.cancel()
+            self._keeper = None
         self._started = False
 
-    async def _load_keyring(self, state: SharedState) -> None:
-        mine = {"keys": [_key_text(self.server.state_sealer.key)]}
-        if await state.add(KEYRING, mine, ttl=KEYRING_TTL) == "added":
-            return  # the first worker: its key is the fleet's
-        value = await state.get(KEYRING)
-        keys = _keys_of(value)
-        if keys:
-            self.server.state_sealer.use_keys(keys)
-            await state.put(KEYRING, value, ttl=KEYRING_TTL)
+    async def check_keyring(self) -> None:
+        """Agree with the fleet's keyring: the first worker's key makes it; a worker seals with
+        its first key and opens with any of them. A ring Redis lost (a restart without
+        persistence) is made again, and a worker whose sealing key is not in the ring (another
+        worker made a new one meanwhile) adds it, so the states it sealed still open everywhere."""
+        state = self.state
+        if state is None:
+            return
+        sealer = self.server.state_sealer
+        mine = sealer.key
+        ring = _keys_of(await state.get(KEYRING))
+        if not ring:
+            if await state.add(KEYRING, {"keys": [_key_text(k) for k in sealer.keys]}, ttl=KEYRING_TTL) == "added":
+                return  # this worker's keys are the fleet's
+            ring = _keys_of(await state.get(KEYRING))
+        if ring and mine not in ring:
+            ring = [*ring, mine][-_KEYS_MERGED:]
+            await state.put(KEYRING, {"keys": [_key_text(k) for k in ring]}, ttl=KEYRING_TTL)
+            await state.publish(CHANGES, msgspec.json.encode({"k": "keyring"}))
+        if ring and sealer.keys != ring:
+            sealer.use_keys(ring)
+
+    async def _keep_keyring(self) -> None:
+        while True:
+            await asyncio.sleep(KEYRING_CHECK)
+            try:
+                await self.check_keyring()
+            except StateUnavailable:
+                continue  # Redis is away: the keys in memory serve until it is back
 
     def announce(self, kind: str, value: str) -> None:
         """Tell the other workers (``kind`` "list" with the notification's method, or
@@ -162,9 +192,10 @@ class Sharing:
             task.add_done_callback(self._pending.discard)
 
     async def _reload_keyring(self, state: SharedState) -> None:
-        keys = _keys_of(await state.get(KEYRING))
-        if keys:
-            self.server.state_sealer.use_keys(keys)
+        try:
+            await self.check_keyring()
+        except StateUnavailable as exc:
+            logger.warning("the fleet's keyring could not be read: %s", exc.message)
 
 
 def session_snapshot(state: ConnectionState | None) -> dict[str, Any]:
