@@ -14,8 +14,10 @@ from backchannel import Context, Server
 class RoundRobin:
     """An ASGI app that hands each HTTP request to the next of ``apps``; ``served`` logs which."""
 
-    def __init__(self, apps: list[Any]) -> None:
+    def __init__(self, apps: list[Any], serve: list[Any] | None = None) -> None:
         self.apps = apps
+        #: What each request is handed to: the apps themselves, or what mounts them.
+        self.serve = serve if serve is not None else apps
         self.turn = 0
         self.served: list[tuple[int, str, bytes]] = []  # (worker, HTTP method, the body's first chunk)
 
@@ -34,7 +36,7 @@ class RoundRobin:
                 self.served[entry] = (index, scope["method"], message["body"])
             return message
 
-        await self.apps[index](scope, recording, send)
+        await self.serve[index](scope, recording, send)
 
     def answers_forwarded(self) -> tuple[int, int]:
         """(answers to our requests POSTed, how many of them reached a worker other than the asker)."""

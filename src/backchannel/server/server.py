@@ -171,15 +171,20 @@ class Server:
 
     # ----------------------------------------------------------- hosting
 
-    def http_app(self, path: str = "/mcp", **options: Any) -> HttpApp:
+    def http_app(self, path: str = "/mcp", *, redis: str | None = None, **options: Any) -> HttpApp:
         """This server as an ASGI app speaking Streamable HTTP at ``path``, both eras.
 
         Mount it in Starlette or FastAPI, or run it with uvicorn. ``options`` go to
-        ``HttpApp`` (allowed hosts and origins, authenticator, body limit, idle timeout,
-        event store, and the limits: body timeout, caps on requests and sessions)."""
+        ``HttpApp`` (allowed hosts and origins, authenticator or ``auth=ResourceAuth(...)``
+        (``backchannel.auth``), body limit, idle timeout, event store, and the limits);
+        ``redis`` keeps the server's state there, as ``run_http(redis=...)`` does."""
         from ..http_host.app import HttpApp
 
         return HttpApp(self, path=path, **options)
+        if redis is not None:
+            from ..state.redis import RedisState
+
+            self.use_state(RedisState(redis))
 
     def run_http(
         self,
