@@ -119,6 +119,12 @@ def fleet_server(worker: Worker, **options: Any) -> Server:
         return f"added {name}@{worker.name}"
 
     @server.tool()
+    async def where(ctx: Context) -> str:
+        """The client's roots as this worker sees them (the session's cache, or asked)."""
+        roots = await ctx.list_roots()
+        return ",".join(item.name or item.uri for item in roots)
+
+    @server.tool()
     async def say(text: str, ctx: Context) -> str:
         await ctx.debug(f"debug: {text}")
         await ctx.info(f"info: {text}")

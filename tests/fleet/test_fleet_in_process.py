@@ -226,3 +226,26 @@ def test_the_get_stream_is_one_per_session_and_freed_by_a_dead_holder(new_state:
             raise AssertionError("no live worker took the GET stream")
 
     run(body)
+
+
+def test_the_roots_a_worker_fetched_are_in_the_record_for_every_other(new_state: Callable[[], SharedState]) -> None:
+    async def body() -> None:
+        async with fleet(new_state, 3) as (url, _, _, _):
+            asked: list[int] = []
+            current = ["alpha"]
+
+            def roots() -> list[dict[str, str]]:
+                asked.append(1)
+                return [{"uri": f"file:///tmp/{name}", "name": name} for name in current]
+
+            async with Client.http(url, era="handshake", roots=roots) as client:
+                for _ in range(4):  # four calls over three workers: the client is asked once
+                    assert (await client.call_tool("where", {})).content[0].text == "alpha"  # type: ignore[union-attr]
+                assert len(asked) == 1
+                current[:] = ["beta"]
+                await client.set_roots(roots)  # notifications/roots/list_changed: every worker drops them
+                for _ in range(4):
+                    assert (await client.call_tool("where", {})).content[0].text == "beta"  # type: ignore[union-attr]
+                assert 2 <= len(asked) <= 3  # asked again once (set_roots itself may read the provider)
+
+    run(body)

@@ -81,6 +81,8 @@ async def post_to_session(
         session.feed_messages([message])
         if message.get("method") != "notifications/initialized":
             await fleet.broadcast_note(session.session_id, message)
+            if fleet.shared:
+                await session.save_if_changed()  # roots changed: the record drops the old ones
         await send_bytes(send, 202, b"", [session.header_bytes])
         return
     if fleet.shared and session.protocol.state is SessionState.INITIALIZING:
@@ -89,6 +91,8 @@ async def post_to_session(
         session.feed_messages([INITIALIZED])
     if not (fleet.shared and message["method"] in KEPT_PER_SESSION):
         await answer_request_post(session, message, receive, send, sse_after=sse_after, retry_ms=retry_ms)
+        if fleet.shared:
+            await session.save_if_changed()  # e.g. the roots a tool asked for, cached for the session
         return
     saved = False
 

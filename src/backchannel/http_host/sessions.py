@@ -121,6 +121,7 @@ class HttpSession:
         #: Set by ``Fleet.join``: stops hearing the session channel.
         self.stop_listening: Callable[[], None] | None = None
         self.saved_at = -math.inf
+        self.saved_kept: dict[str, Any] | None = None
         self.streams: dict[str, ResumableStream] = {}
         self._finished: deque[str] = deque()
         self._forgetting: set[asyncio.Task[None]] = set()
@@ -165,7 +166,18 @@ class HttpSession:
 
     async def save(self, *, announce: bool = False) -> None:
         self.saved_at = time.monotonic()
-        await self.fleet.save(self.session_id, self.record(), announce=announce)
+        record = self.record()
+        self.saved_kept = record.kept
+        await self.fleet.save(self.session_id, record, announce=announce)
+
+    async def save_if_changed(self) -> None:
+        """Write the record when what the server keeps for the session changed since (roots
+        fetched or dropped, say), and tell the other replicas."""
+        if (
+            self.protocol.protocol_version is not None
+            and self.server.session_snapshot(self.connection) != self.saved_kept
+        ):
+            await self.save(announce=True)
 
     def deliver_answer(self, message: dict[str, Any]) -> None:
         """The client's answer to a request of ours, forwarded by the worker its POST reached."""

@@ -175,6 +175,33 @@ class RootsCache:
         self.roots = None
         self.generation += 1
 
+    def kept(self) -> dict[str, Any]:
+        """The cache as data, for a fleet's session record: the roots (when cached) and the
+        texts of sensitive roots, so another worker serves and hides as this one does."""
+        kept: dict[str, Any] = {"hidden": list(self.hidden)}
+        if self.roots is not None:
+            kept["roots"] = [[item.uri, item.name, item.read_only, item.sensitive] for item in self.roots]
+        return kept
+
+    def take_up(self, kept: Any) -> None:
+        """What ``kept`` gave, written by another worker: its roots replace this cache's (none
+        there means the client changed them since), and its hidden texts join these."""
+        if not isinstance(kept, dict):
+            return
+        hidden = kept.get("hidden")
+        if isinstance(hidden, list):
+            self.remember(text for text in hidden if isinstance(text, str))
+        listed = kept.get("roots")
+        if not isinstance(listed, list):
+            self.roots = None
+            return
+        items = [
+            RootItem(entry[0], entry[1], _local_directory(entry[0]), bool(entry[2]), bool(entry[3]))
+            for entry in listed
+            if isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], str)
+        ]
+        self.roots = Roots(items, from_client=True)
+
 
 def _local_directory(uri: str) -> Path | None:
     # Only a file: URI names a local directory: any other text from the client (a bare path

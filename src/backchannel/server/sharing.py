@@ -201,7 +201,7 @@ class Sharing:
 def session_snapshot(state: ConnectionState | None) -> dict[str, Any]:
     if state is None:
         return {}
-    return {"logLevel": state.log_level, "subscriptions": sorted(state.subscriptions)}
+    return {"logLevel": state.log_level, "subscriptions": sorted(state.subscriptions), "roots": state.roots.kept()}
 
 
 def restore_session(state: ConnectionState | None, kept: dict[str, Any]) -> None:
@@ -213,3 +213,5 @@ def restore_session(state: ConnectionState | None, kept: dict[str, Any]) -> None
     subscriptions = kept.get("subscriptions")
     if isinstance(subscriptions, list):
         state.subscriptions = {uri for uri in subscriptions if isinstance(uri, str)}
+    if "roots" in kept:
+        state.roots.take_up(kept["roots"])
