@@ -2,6 +2,7 @@
 
     python benchmarks/contract_server.py stdio
     PORT=8123 python benchmarks/contract_server.py http      # http://127.0.0.1:8123/mcp
+    PORT=8123 python benchmarks/contract_server.py http --redis redis://127.0.0.1:6379/0   # one worker of a fleet
 
 Tools ``echo``, ``progress``, ``sleep``, ``ask``; prompt ``greet(word)`` whose ``word``
 completes from the contract's 10,000-word list (a ``Complete`` annotation); logging. The stdio mode never imports
@@ -66,13 +67,15 @@ def build() -> Server:
 
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    redis = sys.argv[3] if len(sys.argv) == 4 and sys.argv[2] == "--redis" else None
     server = build()
-    if mode == "stdio":
+    if mode == "stdio" and len(sys.argv) <= 2:
         server.run()
-    elif mode == "http":
-        server.run_http("127.0.0.1", int(os.environ.get("PORT", "8000")))
+    elif mode == "http" and (len(sys.argv) == 2 or redis is not None):
+        # With --redis: one worker of a fleet (benchmarks/fleet_bench.py starts two behind nginx).
+        server.run_http("127.0.0.1", int(os.environ.get("PORT", "8000")), redis=redis)
     else:
-        raise SystemExit(f"usage: {sys.argv[0]} stdio|http")
+        raise SystemExit(f"usage: {sys.argv[0]} stdio | http [--redis URL]")
 
 
 if __name__ == "__main__":

@@ -147,6 +147,7 @@ http {{
     scgi_temp_path {temp["scgi"]};
     upstream workers {{
 {servers}
+        keepalive 32;
     }}
     server {{
         listen {LOOPBACK}:{port};

@@ -354,6 +354,7 @@ class SessionRegistry:
                 session = self.make_session(session_id, record.principal)
                 session.take_up(record)
                 session.saved_at = time.monotonic()
+                session.saved_kept = record.kept  # as stored: its first request saves only a change
                 await self.fleet.join(session_id, session)
                 self.add(session)
             future.set_result(session)

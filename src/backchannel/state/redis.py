@@ -147,20 +147,18 @@ class RedisState(SharedState):
             done = await self._link.call("SET", name, b"\n" + data, "PX", _ms(ttl), "NX")
             return "added" if done else "exists"
         members = f"{self.prefix}bucket:{hash_tagged(bucket)}"
-        with self._link.calling():
-            outcome = await self._add_script(
-                keys=[name, members], args=[data, _ms(ttl), -1 if limit is None else limit]
-            )
+        outcome = await self._link.bounded(
+            self._add_script(keys=[name, members], args=[data, _ms(ttl), -1 if limit is None else limit])
+        )
         result: Added = outcome.decode()
         return result
 
     async def put(self, key: str, value: Any, *, ttl: float) -> None:
         data = _encode(value)
         name = self.prefix + key
-        with self._link.calling():
-            members, now_ms = await self._put_script(keys=[name], args=[data, _ms(ttl)])
-            if members:
-                await self._touch_script(keys=[members], args=[name, now_ms + _ms(ttl), _ms(ttl)])
+        members, now_ms = await self._link.bounded(self._put_script(keys=[name], args=[data, _ms(ttl)]))
+        if members:
+            await self._link.bounded(self._touch_script(keys=[members], args=[name, now_ms + _ms(ttl), _ms(ttl)]))
 
     async def delete(self, key: str) -> None:
         name = self.prefix + key
@@ -240,9 +238,10 @@ class RedisState(SharedState):
         return await read_log(self._link, self.prefix + log, after, wait)
 
     async def log_delete(self, log: str) -> None:
-        with contextlib.suppress(StateUnavailable):  # the DEL below says whether Redis is there
-            await self._logs.flush()
-        await self._link.call("DEL", self.prefix + log)
+        # Queued behind the appends: deletes made at once (a session forgetting its old
+        # streams) share one round trip; the flush says whether it was done.
+        self._logs.delete(self.prefix + log)
+        await self._logs.flush()
 
     async def flush(self) -> None:
         await self._logs.flush()

@@ -1,11 +1,13 @@
 """Append-only logs in Redis Streams, written without blocking the caller.
 
 ``append`` puts the write in a queue and returns; one writer task sends what is queued
-in order, many appends per round trip (a pipeline of ``XADD key <position>-1 d <data>``
-and one ``PEXPIRE`` per log), so the delivery path of an SSE event never waits for
-Redis. ``flush`` waits for what was queued before it. When Redis cannot be reached a
-batch is dropped (logged), and the ``flush`` that waited for it raises
-``StateUnavailable``; the queue is bounded, so an outage cannot grow it without end.
+in order, many appends per round trip (``XADD key <position>-1 d <data>`` each, and one
+``PEXPIRE`` per log, in one write on the writer's own connection), so the delivery path
+of an SSE event never waits for Redis. ``delete`` queues a log's ``DEL`` the same way,
+after the appends before it: the streams a session forgets go in one round trip.
+``flush`` waits for what was queued before it. When Redis cannot be reached a batch is
+dropped (logged), and the ``flush`` that waited for it raises ``StateUnavailable``; the
+queue is bounded, so an outage cannot grow it without end.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections import deque
 from typing import Any
 
 import redis.exceptions
+from redis.asyncio.connection import Connection
 
 from .redis_link import DOWN, Link, stop_task
 
@@ -27,6 +30,7 @@ logger = logging.getLogger("backchannel.state")
 
 _BATCH = 1000  # appends per round trip at most
 _MAX_QUEUED = 100_000  # appends waiting at most; past that new ones are dropped
+_DELETE = -1  # the position of a queued delete of the whole log
 
 
 def stream_id(position: int) -> str:
@@ -79,6 +83,13 @@ class LogWriter:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        # The writer's own: one task uses it, so no pool to take it from and give it back to
+        # on every batch (most of what a small batch costs through redis-py's pipeline).
+        self._connection: Connection | None = None
+
+    def delete(self, key: str) -> None:
+        """Queue the deletion of the log ``key``, after the appends queued before it."""
+        self.append(key, _DELETE, b"", 0.0)
 
     def append(self, key: str, position: int, data: bytes, ttl: float) -> None:
         if self._closed:
@@ -111,6 +122,8 @@ class LogWriter:
         task, self._task = self._task, None
         if task is not None:
             await stop_task(task)
+        if self._connection is not None:
+            await self._connection.disconnect(nowait=True)
         lost = self._link.unavailable()
         for _, _, waiter in self._waiters:
             if not waiter.done():
@@ -130,15 +143,19 @@ class LogWriter:
                 self._settle()
 
     async def _write(self, batch: list[tuple[str, int, bytes, int]]) -> bool:
-        pipe = self._link.client.pipeline(transaction=False)
+        commands: list[tuple[Any, ...]] = []
         ttls: dict[str, int] = {}
         for key, position, data, ttl_ms in batch:
-            pipe.execute_command("XADD", key, stream_id(position), "d", data)
-            ttls[key] = ttl_ms  # the last append's TTL wins, as if each had set it
-        for key, ttl_ms in ttls.items():
-            pipe.execute_command("PEXPIRE", key, ttl_ms)
+            if position == _DELETE:
+                commands.append(("DEL", key))
+                ttls.pop(key, None)
+            else:
+                commands.append(("XADD", key, stream_id(position), "d", data))
+                ttls[key] = ttl_ms  # the last append's TTL wins, as if each had set it
+        commands += [("PEXPIRE", key, ttl_ms) for key, ttl_ms in ttls.items()]
         try:
-            results = await pipe.execute(raise_on_error=False)
+            async with asyncio.timeout(self._link.timeout):
+                results = await self._send(commands)
         except DOWN as error:
             logger.warning(
                 "shared state: %d log appends lost, %s unreachable (%r)", len(batch), self._link.where, error
@@ -151,6 +168,31 @@ class LogWriter:
             if isinstance(result, redis.exceptions.ResponseError):
                 logger.warning("log %r: position %d is not after the last one; append dropped", key, position)
         return True
+
+    async def _send(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """``commands`` in one write, and their replies (an error reply as its exception). A
+        connection that had served may have died with a Redis restart: once more, afresh."""
+        connection = self._connection
+        if connection is None:
+            connection = self._connection = self._link.new_connection()
+        for attempt in (1, 2):
+            reused = connection.is_connected
+            try:
+                if not reused:
+                    await connection.connect()  # type: ignore[no-untyped-call]
+                await connection.send_packed_command(connection.pack_commands(commands), check_health=False)
+                results: list[Any] = []
+                for _ in commands:
+                    try:
+                        results.append(await connection.read_response())
+                    except redis.exceptions.ResponseError as refused:
+                        results.append(refused)
+                return results
+            except redis.exceptions.ConnectionError:
+                await connection.disconnect(nowait=True)
+                if attempt == 2 or not reused:
+                    raise
+        raise AssertionError("unreachable")
 
     def _settle(self) -> None:
         waiting = []
