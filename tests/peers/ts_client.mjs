@@ -1,6 +1,8 @@
-// Drive a stdio MCP server with the official TypeScript SDK client (@modelcontextprotocol/sdk 1.32.2).
+// Drive a stdio (or Streamable HTTP) MCP server with the official TypeScript SDK client
+// (@modelcontextprotocol/sdk 1.32.2).
 //
 //   node tests/peers/ts_client.mjs '<plan JSON>' -- CMD [ARG...]
+//   node tests/peers/ts_client.mjs '<plan JSON>' --url URL     (Streamable HTTP instead of stdio)
 //
 // The plan is {"answers": [ElicitResult, ...], "calls": [{"name": N, "arguments": {...}}, ...],
 // "applyDefaults": bool}. The client declares elicitation (form mode; with "applyDefaults" the
@@ -22,13 +24,15 @@
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { appendFileSync, existsSync } from "node:fs";
 import { ElicitationCompleteNotificationSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const argv = process.argv.slice(2);
 const split = argv.indexOf("--");
-if (split !== 1 || argv.length < 3) {
-  process.stderr.write("usage: ts_client.mjs '<plan JSON>' -- CMD [ARG...]\n");
+const url = argv[1] === "--url" && argv.length === 3 ? argv[2] : null;
+if (url === null && (split !== 1 || argv.length < 3)) {
+  process.stderr.write("usage: ts_client.mjs '<plan JSON>' (-- CMD [ARG...] | --url URL)\n");
   process.exit(64);
 }
 const plan = JSON.parse(argv[0]);
@@ -54,11 +58,16 @@ client.setNotificationHandler(ElicitationCompleteNotificationSchema, async (noti
   record({ kind: "notification", ...entry });
 });
 
-const transport = new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
+const transport =
+  url === null
+    ? new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" })
+    : new StreamableHTTPClientTransport(new URL(url));
 const out = { elicitations, notifications, protocolVersion: null };
 // The client hands the negotiated version to transports that want it (HTTP); catch it here.
+const setVersion = transport.setProtocolVersion?.bind(transport);
 transport.setProtocolVersion = (version) => {
   out.protocolVersion = version;
+  setVersion?.(version);
 };
 try {
   await client.connect(transport);
