@@ -9,8 +9,11 @@ records what the client sends; this script only has to do what the scenario
 asks, with ``backchannel.client.Client`` over Streamable HTTP. It exits 0 when
 every step completed, 1 otherwise (the harness judges by its own checks).
 
-Authorization scenarios (``auth/*``) are out of scope: the script says so and
-exits 1.
+Authorization scenarios (``auth/*``) connect with ``backchannel.client.oauth.OAuth``: the
+harness's authorization server answers the authorization request with a redirect at once, so
+the "browser" here only reads where it points (``FollowRedirect``). Credentials the scenario
+hands over arrive in ``MCP_CONFORMANCE_CONTEXT`` (``client_id``, ``client_secret``, a private
+key, a workload JWT, an IdP's ID token); the grant follows the scenario's name.
 """
 
 from __future__ import annotations
@@ -20,15 +23,29 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx2
 
 from backchannel import Client
+from backchannel.client.oauth import (
+    AuthorizationFailed,
+    ClientCredentials,
+    EnterpriseManaged,
+    Grant,
+    OAuth,
+    WorkloadIdentity,
+)
 from backchannel.types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 
 CLIENT_NAME = "backchannel-conformance-client"
 CLIENT_VERSION = "0.1.0"
+#: The client ID metadata document URL the harness's CIMD scenario expects (it never fetches it).
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
 SETTLE_SECONDS = 1.0
+PROBE_TIMEOUT = 30.0
 OVERALL_TIMEOUT = float(os.environ.get("BACKCHANNEL_CONFORMANCE_CLIENT_TIMEOUT", "90"))
 
 Scenario = Callable[[str], Awaitable[None]]
@@ -55,6 +72,9 @@ def era_for(version: str | None) -> str:
 
 def connect(url: str, **options: Any) -> Client:
     era = era_for(os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION"))
+    # The harness starts some fifty clients at once on two cores: the first answer can take longer
+    # than the 3 s that era detection gives a silent server, and the era is known here anyway.
+    options.setdefault("probe_timeout", PROBE_TIMEOUT)
     return Client.http(url, era=era, name=CLIENT_NAME, version=CLIENT_VERSION, **options)
 
 
@@ -244,11 +264,75 @@ async def schema_preservation(url: str) -> None:
         await client.call_tool("json_schema_echo", {"schema": focal.input_schema})
 
 
+# ------------------------------------------------------------------ authorization
+
+
+class FollowRedirect:
+    """The person's browser, for an authorization server that redirects back at once: the
+    redirect URI is never visited, its query is read off the ``Location`` header."""
+
+    redirect_uri = "http://localhost:3000/callback"
+
+    async def authorize(self, url: str) -> Mapping[str, str]:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            response = await http.get(url, follow_redirects=False)
+        location = response.headers.get("location")
+        if not response.is_redirect or not location:
+            raise AuthorizationFailed(f"the authorization endpoint answered HTTP {response.status_code}, no redirect")
+        log(f"authorization redirect: {location}")
+        return dict(parse_qsl(urlsplit(location).query, keep_blank_values=True))
+
+
+def grant_for(scenario_name: str, given: dict[str, Any]) -> Grant | None:
+    """The grant a machine-to-machine scenario asks for; None: a person logs in (authorization code)."""
+    if scenario_name == "auth/client-credentials-jwt":
+        return ClientCredentials(
+            given["client_id"], private_key=given["private_key_pem"], algorithm=given.get("signing_algorithm", "ES256")
+        )
+    if scenario_name == "auth/client-credentials-basic":
+        return ClientCredentials(given["client_id"], given["client_secret"])
+    if scenario_name == "auth/wif-jwt-bearer":
+        return WorkloadIdentity(given["valid_jwt"], client_id=given.get("client_id"))
+    if scenario_name == "auth/enterprise-managed-authorization":
+        return EnterpriseManaged(
+            id_token=given["idp_id_token"],
+            idp_token_endpoint=given["idp_token_endpoint"],
+            idp_issuer=given.get("idp_issuer"),
+            idp_client_id=given.get("idp_client_id"),
+            client_id=given["client_id"],
+            client_secret=given.get("client_secret"),
+        )
+    return None
+
+
+async def authorized(url: str) -> None:
+    """Every ``auth/*`` scenario: log in as the scenario says, list the tools, call one."""
+    name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    given = context()
+    grant = grant_for(name, given)
+    if grant is not None:
+        auth = OAuth(grant=grant)
+    else:
+        auth = OAuth(
+            FollowRedirect(),
+            client_id=given.get("client_id"),
+            client_secret=given.get("client_secret"),
+            client_metadata_url=CIMD_URL,
+            client_name=CLIENT_NAME,
+        )
+    async with connect(url, auth=auth) as client:
+        tools = await client.list_tools()
+        log(f"tools: {[tool.name for tool in tools]}")
+        if tools:
+            result = await client.call_tool(tools[0].name, {})
+            log(f"{tools[0].name}: {result.content}")
+
+
 # ---------------------------------------------------------------------------- main
 
 
 async def _main(scenario_name: str, url: str) -> None:
-    run = SCENARIOS[scenario_name]
+    run = authorized if scenario_name.startswith("auth/") else SCENARIOS[scenario_name]
     async with asyncio.timeout(OVERALL_TIMEOUT):
         await run(url)
 
@@ -259,10 +343,7 @@ def main(argv: list[str]) -> int:
         return 2
     url = argv[1]
     name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    if name.startswith("auth/"):
-        log(f"{name}: auth not implemented (out of scope, no issue yet)")
-        return 1
-    if name not in SCENARIOS:
+    if name not in SCENARIOS and not name.startswith("auth/"):
         log(f"unknown scenario {name!r}; known: {', '.join(sorted(SCENARIOS))}")
         return 1
     log(f"scenario={name} url={url} protocol={os.environ.get('MCP_CONFORMANCE_PROTOCOL_VERSION')}")

@@ -1,4 +1,4 @@
-"""Run the MCP conformance harness against backchannel: four legs, one verdict.
+"""Run the MCP conformance harness against backchannel: its legs, one verdict.
 
     python tests/conformance/run.py [--only server|client] [--spec-version V] [--keep]
     python tests/conformance/run.py --only server --fleet [--spec-version V] [--keep]
@@ -8,7 +8,10 @@ Legs (``@modelcontextprotocol/conformance``, pinned in ``tests/package.json``):
 * server suite ``--suite all`` at ``--spec-version 2025-11-25`` and ``2026-07-28``,
   each against a fresh ``tests/conformance/everything_server.py`` on a free port;
 * client suite ``--suite all`` at both spec versions, the harness spawning
-  ``python tests/conformance/client.py <url>`` once per scenario.
+  ``python tests/conformance/client.py <url>`` once per scenario; then the client's
+  ``--suite extensions`` (client credentials, enterprise-managed, DPoP, DPoP nonce, WIF) and
+  ``--suite backcompat`` (the 2025-03-26 authorization flows), which no dated revision
+  selects, each at the harness's default wire.
 
 With ``--fleet`` the server legs run against a fleet instead (``fixture_servers.FixtureFleet``):
 one ``redis-server``, four ``everything_server.py --redis URL`` processes each on its own port,
@@ -79,10 +82,13 @@ class Leg:
     side: str  # "server" or "client"
     spec_version: str | None  # None: the bare leg, each scenario at the harness's default wire
     fleet: bool = False
+    suite: str = "all"
 
     @property
     def name(self) -> str:
         where = "fleet " if self.fleet else ""
+        if self.suite != "all":
+            return f"{where}{self.side} {self.suite}"
         return f"{where}{self.side} {self.spec_version or 'all (bare)'}"
 
     @property
@@ -103,7 +109,7 @@ class Outcome:
 
 
 def harness_args(leg: Leg, out_dir: Path, url: str | None) -> list[str]:
-    common = ["--suite", "all", "--expected-failures", str(EXPECTED_FAILURES), "-o", str(out_dir)]
+    common = ["--suite", leg.suite, "--expected-failures", str(EXPECTED_FAILURES), "-o", str(out_dir)]
     if leg.spec_version is not None:
         common += ["--spec-version", leg.spec_version]
     if leg.side == "server":
@@ -274,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
             for version in SPEC_VERSIONS
             if args.only in (None, side) and args.spec_version in (None, version)
         ]
+        if args.only in (None, "client") and args.spec_version is None:
+            legs += [Leg("client", None, suite="extensions"), Leg("client", None, suite="backcompat")]
     work = Path(tempfile.mkdtemp(prefix="backchannel-conformance-"))
     started = time.monotonic()
     outcomes: list[Outcome] = []

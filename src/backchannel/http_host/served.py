@@ -13,6 +13,7 @@ from __future__ import annotations
 
 __all__ = ["HostedServer", "PageRoutes"]
 
+from collections.abc import Collection
 from typing import Any, Protocol
 
 from ..runtime.connection import Connection
@@ -39,6 +40,10 @@ class HostedServer(Protocol):
     def connect(self, transport: Transport, *, finish_grace: float | None = None) -> Connection: ...
 
     def tool_definition(self, name: str) -> dict[str, Any] | None: ...
+
+    def required_scopes(self, method: str, params: Any) -> Collection[str]:
+        """The OAuth scopes a request (a tool's call, a prompt's get, a resource's read) needs."""
+        ...
 
     def session_snapshot(self, connection: Connection) -> dict[str, Any]:
         """What the server keeps for a handshake-era session (JSON data), for the record

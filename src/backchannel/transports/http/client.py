@@ -24,6 +24,11 @@ does every later one. A connection cut under a request is not taken as proof
 either way: one GET asks whether anything still serves the URL, and only a
 stream whose server still answers is resumed.
 
+A server that speaks only the deprecated HTTP+SSE transport (2024-11-05) is found as the
+backwards-compatibility guide says: the POST of ``initialize`` is refused with 400, 404 or
+405, and a GET of the URL opens an event stream that names its endpoint. From then on every
+message goes that way (``legacy_sse_client.py``); ``legacy_fallback=False`` turns this off.
+
 The rooms: ``client_link`` (the state both halves share), ``client_send``
 (POSTs in order, cancelling), ``client_streams`` (reading and resuming).
 """
@@ -43,6 +48,7 @@ from ...protocol.events import CancelIntent, Outgoing
 from ..base import Transport, TransportBroken, TransportClosed
 from . import client_send
 from .client_link import HttpLink, describe
+from .legacy_sse_client import FALLBACK_STATUSES, LegacySseStream
 from .negotiated import NegotiatedHeaders, ParamHeaders
 
 logger = logging.getLogger("backchannel.http")
@@ -52,7 +58,8 @@ _DELETE_TIMEOUT = 5.0
 class HttpClientTransport(HttpLink, Transport, NegotiatedHeaders):
     """The client end of Streamable HTTP at ``url``; hand it to ``Client`` (or use ``Client.http``).
 
-    ``headers`` go on every request (say, ``Authorization``). Pass ``httpx_client``
+    ``headers`` go on every request (say, ``Authorization``); ``auth`` (an ``httpx2.Auth``, such as
+    ``backchannel.client.oauth.OAuth``) signs each one and answers 401 and 403. Pass ``httpx_client``
     to choose TLS, proxies or an in-process ``httpx2.ASGITransport``; the transport
     closes only a client it created. ``open_get_stream`` opens the handshake-era
     ``GET`` stream once the session is ready. ``max_reconnects`` bounds the
@@ -71,6 +78,8 @@ class HttpClientTransport(HttpLink, Transport, NegotiatedHeaders):
         httpx_client: httpx2.AsyncClient | None = None,
         open_get_stream: bool = True,
         max_reconnects: int = 5,
+        legacy_fallback: bool = True,
+        auth: httpx2.Auth | None = None,
     ) -> None:
         super().__init__(
             url,
@@ -78,7 +87,11 @@ class HttpClientTransport(HttpLink, Transport, NegotiatedHeaders):
             httpx_client=httpx_client,
             open_get_stream=open_get_stream,
             max_reconnects=max_reconnects,
+            auth=auth,
         )
+        self.legacy_fallback = legacy_fallback
+        #: Set when the server turned out to speak only the HTTP+SSE transport: every message goes there.
+        self.legacy: LegacySseStream | None = None
 
     # ------------------------------------------------------------ interface
 
@@ -98,6 +111,9 @@ class HttpClientTransport(HttpLink, Transport, NegotiatedHeaders):
             raise TransportClosed("the HTTP transport is closed")
         if self.unreachable is not None:
             raise TransportBroken(self.unreachable)
+        if self.legacy is not None:
+            self.legacy.write(items)
+            return
         for item in items:
             if isinstance(item, CancelIntent):
                 client_send.cancel(self, item)
@@ -110,6 +126,8 @@ class HttpClientTransport(HttpLink, Transport, NegotiatedHeaders):
         if self.closed:
             return
         self.closed = True
+        if self.legacy is not None:
+            await self.legacy.close()
         tasks = [task for task in (self.sender, self.listener, *self.tasks) if task is not None]
         for task in tasks:
             task.cancel()
@@ -131,6 +149,30 @@ class HttpClientTransport(HttpLink, Transport, NegotiatedHeaders):
         else:
             self.tool_headers[tool] = headers
 
+    async def fall_back(self, message: dict[str, Any], status: int) -> bool:
+        """The guide's test for an old server: ``initialize`` refused with 400/404/405, and a GET of
+        the URL naming an HTTP+SSE endpoint. If so, ``message`` is sent there and True returned."""
+        if (
+            not self.legacy_fallback
+            or status not in FALLBACK_STATUSES
+            or message.get("method") != "initialize"
+            or self.session_id is not None
+            or self.legacy is not None
+        ):
+            return False
+        stream = LegacySseStream(self.url, self.http, self.headers, self.deliver, self.lose, auth=self.auth)
+        problem = await stream.open()
+        if problem is not None:
+            logger.debug("POST %s: HTTP %d, and no HTTP+SSE transport there either: %s", self.url, status, problem)
+            return False
+        if self.closed:
+            await stream.close()
+            return True  # nothing waits for the answer any more
+        logger.info("%s speaks the deprecated HTTP+SSE transport (2024-11-05): using it", self.url)
+        self.legacy = stream
+        stream.write([message])
+        return True
+
     # ------------------------------------------------------------ lifecycle
 
     def _start_sender(self) -> None:
@@ -142,7 +184,7 @@ class HttpClientTransport(HttpLink, Transport, NegotiatedHeaders):
         del headers["accept"]
         try:
             async with asyncio.timeout(_DELETE_TIMEOUT):
-                response = await self.http.delete(self.url, headers=headers)
+                response = await self.http.delete(self.url, headers=headers, auth=self.auth)
         except Exception as exc:  # best effort: closing must not fail because the server misbehaves
             logger.debug("DELETE of the session at %s failed: %s", self.url, describe(exc))
             return

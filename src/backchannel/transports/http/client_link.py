@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx2
+from httpx2._client import UseClientDefault
 
 from ...protocol.events import RequestId
 from ...types import meta as M
@@ -97,6 +98,7 @@ class HttpLink:
         httpx_client: httpx2.AsyncClient | None,
         open_get_stream: bool,
         max_reconnects: int,
+        auth: httpx2.Auth | None = None,
     ) -> None:
         if httpx_client is not None and not isinstance(httpx_client, httpx2.AsyncClient):
             # An httpx client would raise httpx's exceptions, which no handler here translates.
@@ -110,6 +112,9 @@ class HttpLink:
         self.max_reconnects = max_reconnects
         self.owns_client = httpx_client is None
         self.http = httpx_client or httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=None))
+        #: Consulted on every request to ``url`` but the reachability probe: it adds the credentials
+        #: and answers a 401 or 403 challenge (``backchannel.client.oauth.OAuth`` is one).
+        self.auth: httpx2.Auth | UseClientDefault = auth or httpx2.USE_CLIENT_DEFAULT
         #: ``Mcp-Session-Id`` from the ``initialize`` response, sent on every later handshake-era request.
         self.session_id: str | None = None
         #: The handshake-era version the client says ``initialize`` chose (``use_protocol_version``).
@@ -167,6 +172,11 @@ class HttpLink:
         task.add_done_callback(self.tasks.discard)
         return task
 
+    async def fall_back(self, message: dict[str, Any], status: int) -> bool:
+        """Whether ``message``, refused with HTTP ``status``, went another way instead (the
+        deprecated HTTP+SSE transport: ``HttpClientTransport`` decides); if not, its error stands."""
+        return False
+
     # ------------------------------------------------------- a server gone
 
     async def reachable(self) -> bool:
@@ -203,9 +213,13 @@ class HttpLink:
     def give_up(self, exc: BaseException) -> None:
         """The server cannot be reached: end the transport, so that every pending call fails
         now with ``ConnectionClosed`` (instead of each retrying a server that is not there)."""
+        self.lose(f"the server at {self.url} cannot be reached: {describe(exc)}")
+
+    def lose(self, reason: str) -> None:
+        """The server is gone for ``reason``: end the transport (see ``give_up``)."""
         if self.closed or self.unreachable is not None:
             return
-        self.unreachable = f"the server at {self.url} cannot be reached: {describe(exc)}"
+        self.unreachable = reason
         logger.info("%s; closing the HTTP transport", self.unreachable)
         current = asyncio.current_task()
         for task in (self.sender, self.listener, *self.tasks):

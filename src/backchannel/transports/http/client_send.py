@@ -124,7 +124,8 @@ async def _post(link: HttpLink, post: Post, sent: asyncio.Event) -> None:
             return
         body = _encode(message)
         headers["content-length"] = str(len(body))
-        async with link.http.stream("POST", link.url, content=_Body(body, sent), headers=headers) as response:
+        post_it = link.http.stream("POST", link.url, content=_Body(body, sent), headers=headers, auth=link.auth)
+        async with post_it as response:
             sent.set()
             await read_answer(link, response, post, "mcp-session-id" in headers)
     except NETWORK_ERRORS as exc:

@@ -106,7 +106,7 @@ async def _resume(link: HttpLink, exchange: Exchange, decoder: SSEDecoder, probl
         before = decoder.last_event_id
         headers = link.stream_headers(before)
         try:
-            async with link.http.stream("GET", link.url, headers=headers) as response:
+            async with link.http.stream("GET", link.url, headers=headers, auth=link.auth) as response:
                 if response.status_code != 200 or _media_type(response) != SSE:
                     body = await _read_limited(response)
                     expired = _session_expired(response.status_code, link.session_id)
@@ -138,7 +138,8 @@ async def listen(link: HttpLink) -> None:
         before = decoder.last_event_id
         delivered = 0
         try:
-            async with link.http.stream("GET", link.url, headers=link.stream_headers(before)) as response:
+            get = link.http.stream("GET", link.url, headers=link.stream_headers(before), auth=link.auth)
+            async with get as response:
                 if response.status_code != 200 or _media_type(response) != SSE:
                     if response.status_code != 405:  # 405: the server offers no GET stream
                         body = await _read_limited(response)
@@ -194,6 +195,8 @@ async def _refused(link: HttpLink, response: httpx2.Response, post: Post, carrie
     if exchange is None:
         logger.warning("the server refused %s: HTTP %d: %s", label(post.message), status, snippet(body))
         return
+    if await link.fall_back(post.message, status):
+        return  # the server speaks the deprecated HTTP+SSE transport: the message went that way
     error = _jsonrpc_error(body)
     if error is None:
         error = {"code": INTERNAL_ERROR, "message": f"HTTP {status} from server: {snippet(body)}"}

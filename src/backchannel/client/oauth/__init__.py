@@ -1,0 +1,49 @@
+"""Connecting to a protected MCP server: the client side of MCP authorization (OAuth 2.1).
+
+A person logs in in their browser::
+
+    from backchannel import Client
+    from backchannel.client.oauth import FileTokenStore, LoopbackBrowser, OAuth
+
+    auth = OAuth(LoopbackBrowser(), store=FileTokenStore())
+    async with Client.http("https://mcp.example.com/mcp", auth=auth) as client:
+        ...
+
+A program on its own behalf::
+
+    OAuth(grant=ClientCredentials("my-client", "its-secret"))
+
+The first request the server refuses with 401 starts the login; everything it needs is found
+from there. ``oauth.py`` says how requests are answered, ``grants.py`` the grants,
+``registration.py`` who the client is at each server, ``metadata.py`` and ``discovery.py``
+how servers are found and which documents are trusted, ``store.py`` where tokens are kept.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AuthorizationCode",
+    "AuthorizationDenied",
+    "AuthorizationFailed",
+    "ClientCredentials",
+    "EnterpriseManaged",
+    "FileTokenStore",
+    "Grant",
+    "GrantContext",
+    "LoopbackBrowser",
+    "MemoryTokenStore",
+    "MetadataRefused",
+    "OAuth",
+    "Redirect",
+    "TokenRequestFailed",
+    "TokenSet",
+    "TokenStore",
+    "WorkloadIdentity",
+]
+
+from .browser import LoopbackBrowser, Redirect
+from .errors import AuthorizationDenied, AuthorizationFailed, MetadataRefused, TokenRequestFailed
+from .grants import AuthorizationCode, ClientCredentials, EnterpriseManaged, Grant, GrantContext, WorkloadIdentity
+from .oauth import OAuth
+from .store import FileTokenStore, MemoryTokenStore, TokenStore
+from .tokens import TokenSet

@@ -1,0 +1,114 @@
+"""Where tokens and client registrations are kept between requests, and between runs.
+
+A store is a small async key-value map of JSON objects (``TokenStore``); ``OAuth`` decides the
+keys, each naming the authorization server it belongs to, so that what one issued is never
+offered to another:
+
+- ``tokens <issuer> <resource>``: the tokens (and a DPoP key) for one resource, from one issuer;
+- ``client <issuer> ...``: a client registered with that issuer (dynamic registration);
+- ``endpoint <url>``: which resource and issuer an MCP endpoint was last found to use.
+
+``MemoryTokenStore`` (the default) forgets at exit. ``FileTokenStore`` keeps one JSON file,
+created with mode 0600 in a directory created with 0700 (``backchannel connect`` uses it, at
+``$XDG_CONFIG_HOME/backchannel/oauth.json``); anything with ``get``/``set`` (a keyring, a
+database) plugs in the same way.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FileTokenStore", "MemoryTokenStore", "TokenStore", "default_token_file"]
+
+import asyncio
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class TokenStore(Protocol):
+    """What ``OAuth`` keeps: ``set(key, None)`` forgets a key."""
+
+    async def get(self, key: str) -> dict[str, Any] | None: ...
+
+    async def set(self, key: str, value: dict[str, Any] | None) -> None: ...
+
+
+class MemoryTokenStore:
+    """A store for the life of the process."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, dict[str, Any]] = {}
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        value = self.entries.get(key)
+        return json.loads(json.dumps(value)) if value is not None else None
+
+    async def set(self, key: str, value: dict[str, Any] | None) -> None:
+        if value is None:
+            self.entries.pop(key, None)
+        else:
+            self.entries[key] = json.loads(json.dumps(value))
+
+
+def default_token_file() -> Path:
+    """``$XDG_CONFIG_HOME/backchannel/oauth.json`` (``~/.config/...`` when the variable is unset)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "backchannel" / "oauth.json"
+
+
+class FileTokenStore:
+    """One JSON file readable by its owner only (0600), rewritten whole and atomically on each change.
+
+    The file holds refresh tokens and client secrets: it is created 0600 before anything is
+    written to it, and a file found with wider permissions is narrowed on the next write.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else default_token_file()
+        self._lock = asyncio.Lock()
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        entries = await asyncio.to_thread(self._read)
+        value = entries.get(key)
+        return value if isinstance(value, dict) else None
+
+    async def set(self, key: str, value: dict[str, Any] | None) -> None:
+        async with self._lock:
+            await asyncio.to_thread(self._update, key, value)
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        try:
+            entries = json.loads(text)
+        except ValueError:
+            return {}  # a damaged file is as good as none: the next login rewrites it
+        return entries if isinstance(entries, dict) else {}
+
+    def _update(self, key: str, value: dict[str, Any] | None) -> None:
+        entries = self._read()
+        if value is None:
+            if key not in entries:
+                return
+            del entries[key]
+        else:
+            entries[key] = value
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+                json.dump(entries, file, indent=1, sort_keys=True)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, self.path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                temporary.unlink()
+            raise

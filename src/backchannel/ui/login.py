@@ -1,0 +1,43 @@
+"""Logging in to a protected server from the terminal: ``backchannel connect https://...``.
+
+The first request the server refuses (401) starts the login: the system browser opens the
+authorization server's page (``--no-browser`` prints the link instead), and the answer comes
+back to a listener on ``127.0.0.1``. Tokens and the client's registration are kept in
+``$XDG_CONFIG_HOME/backchannel/oauth.json`` (mode 0600), so the next ``connect`` needs no login
+until they run out; ``backchannel logout URL`` forgets them.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CLIENT_NAME", "forget", "terminal_oauth"]
+
+from rich.console import Console
+from rich.markup import escape
+
+from ..client.oauth import FileTokenStore, LoopbackBrowser, OAuth
+
+#: How the terminal client names itself when it registers with an authorization server.
+CLIENT_NAME = "backchannel (terminal client)"
+
+
+def terminal_oauth(console: Console, *, browser: bool = True) -> OAuth:
+    """The terminal client's ``OAuth``: logins in the browser (or by a printed link), tokens on disk."""
+
+    def announce(text: str) -> None:
+        # One unwrapped line: the link must survive being copied out of the terminal whole.
+        console.print(f"[yellow]{escape(text)}[/]", soft_wrap=True, highlight=False)
+
+    return OAuth(
+        LoopbackBrowser(open_browser=browser, announce=announce),
+        store=FileTokenStore(),
+        client_name=CLIENT_NAME,
+    )
+
+
+async def forget(url: str) -> str:
+    """``backchannel logout URL``: forget (and revoke where offered) what is kept for ``url``; what happened."""
+    store = FileTokenStore()
+    oauth = OAuth(LoopbackBrowser(open_browser=False), store=store, client_name=CLIENT_NAME)
+    if await oauth.logout(url):
+        return f"logged out of {url}: its tokens are forgotten ({store.path})"
+    return f"no login kept for {url} (in {store.path})"
