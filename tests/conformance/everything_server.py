@@ -50,6 +50,7 @@ from everything_payloads import (
     resource_block,
     sampled_text,
 )
+from tasks_fixture import add_task_tools
 
 from backchannel import Audio, Context, Image, MCPError, Server, ToolError
 from backchannel.server.elicitation import Elicited
@@ -183,6 +184,7 @@ def build_server() -> Server:
         return f"name={person}; sampled={sampled.content.text}; roots={len(roots.items)}"
 
     _add_input_required_elicitation(server)
+    add_task_tools(server)  # the tasks-* scenarios (issue #15); before test_dynamic_tool, which must stay last
 
     # -- HTTP transport specifics ----------------------------------------------------
 

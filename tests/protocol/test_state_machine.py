@@ -322,17 +322,35 @@ def test_every_inbound_move_follows_the_table(state: InboundState, action: Inbou
         assert server.pending_inbound == 1
 
 
+#: 2025-11-25's answer to a task-augmented request: the task goes on, and so does its token.
+CREATE_TASK = {"task": {"taskId": "t", "status": "working", "createdAt": "now", "lastUpdatedAt": "now", "ttl": None}}
+
+
 def _outbound_in(state: OutboundState) -> tuple[Session, Any, str]:
     if state is OutboundState.SENT_UNCANCELLABLE:
         client = client_session()
         params = {**initialize_params(), "_meta": {"progressToken": "p"}}
         return client, client.send_request("initialize", params), "initialize"
     client = handshake()[0]
-    rid = client.send_request("tools/call", {"_meta": {"progressToken": "p"}})
+    # Task-augmented (``params.task``), so that its answer may create a task (TASK).
+    rid = client.send_request("tools/call", {"task": {}, "_meta": {"progressToken": "p"}})
     if state is OutboundState.DONE:
         client.receive_message({"jsonrpc": "2.0", "id": rid, "result": {"n": 0}})
+    elif state is OutboundState.TASK:
+        client.receive_message({"jsonrpc": "2.0", "id": rid, "result": CREATE_TASK})
     client.outgoing()
     return client, rid, "tools/call"
+
+
+def observe_outbound(client: Session, rid: Any, method: str) -> OutboundState:
+    """Which state our request ``rid`` is in, as the API shows it."""
+    if client.pending_outbound:
+        return OutboundState.SENT_UNCANCELLABLE if method == "initialize" else OutboundState.SENT
+    if client.task_created_by(rid) is not None:
+        assert client.active_progress_tokens == client.task_progress_tokens == 1
+        return OutboundState.TASK
+    assert client.active_progress_tokens == client.task_progress_tokens == 0
+    return OutboundState.DONE
 
 
 @pytest.mark.parametrize(
@@ -346,14 +364,17 @@ def test_every_outbound_move_follows_the_table(state: OutboundState, action: Out
         assert (OutboundState.DONE, action) in OUTBOUND_TRANSITIONS
         assert (state, action) in OUTBOUND_TRANSITIONS or state is not OutboundState.DONE
         return
+    answer = initialize_result("2025-11-25") if method == "initialize" else {}
     acts: dict[OutboundInput, Callable[[], Any]] = {
-        OutboundInput.RECV_RESPONSE: lambda: client.receive_message(
-            {"jsonrpc": "2.0", "id": rid, "result": initialize_result("2025-11-25") if method == "initialize" else {}}
+        OutboundInput.RECV_RESPONSE: lambda: client.receive_message({"jsonrpc": "2.0", "id": rid, "result": answer}),
+        OutboundInput.RECV_TASK_CREATED: lambda: client.receive_message(
+            {"jsonrpc": "2.0", "id": rid, "result": CREATE_TASK}
         ),
         OutboundInput.RECV_PROGRESS: lambda: client.receive_message(
             {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p", "progress": 1}}
         ),
         OutboundInput.SEND_CANCEL: lambda: client.cancel(rid),
+        OutboundInput.RELEASE_TASK: lambda: client.release_task_progress("t"),
     }
     if (state, action) in OUTBOUND_TRANSITIONS:
         outcome = acts[action]()
@@ -361,24 +382,37 @@ def test_every_outbound_move_follows_the_table(state: OutboundState, action: Out
         if action is OutboundInput.SEND_CANCEL:
             if state is OutboundState.SENT:
                 assert outcome == CancelIntent(request_id=rid) and client.outgoing() == [outcome]
-            else:  # (DONE, SEND_CANCEL): a timeout raced the answer; nothing to cancel
+            else:  # DONE: a timeout raced the answer; TASK: answered, only tasks/cancel stops a task
                 assert outcome is None and client.outgoing() == []
-        elif action is OutboundInput.RECV_RESPONSE:
+        elif action is OutboundInput.RELEASE_TASK:
+            assert outcome == (rid if state is OutboundState.TASK else None) and client.outgoing() == []
+        elif action in (OutboundInput.RECV_RESPONSE, OutboundInput.RECV_TASK_CREATED):
             assert type(outcome[0]) is ResponseReceived
         else:
-            assert [type(e) for e in outcome] == [ProgressReceived]
-        tracked = 0 if after is OutboundState.DONE else 1
-        assert client.pending_outbound == tracked
+            (progress,) = outcome
+            assert type(progress) is ProgressReceived
+            assert progress.task_id == ("t" if state is OutboundState.TASK else None)
+        assert observe_outbound(client, rid, method) is after
         return
     fault = outbound_fault(state, action)
-    if fault.error is None:  # a late or repeated answer, or late progress: dropped silently (CN-12)
+    if (state, action) == (OutboundState.SENT_UNCANCELLABLE, OutboundInput.RECV_TASK_CREATED):
+        # Out of reach: initialize is never task-augmented, so its answer is the handshake's.
+        assert fault.error is RemoteProtocolError
+        assert [type(e) for e in acts[action]()] == [ErrorReceived]  # no protocolVersion in it
+        assert observe_outbound(client, rid, method) is OutboundState.DONE
+        return
+    if action is OutboundInput.RELEASE_TASK:
+        # Out of reach too: release goes by task id, and a request still waiting has none.
+        assert fault.error is LocalProtocolError
+        assert acts[action]() is None and client.outgoing() == []
+    elif fault.error is None:  # a late or repeated answer, or late progress: dropped silently (CN-12)
         assert acts[action]() == []
         assert client.outgoing() == []
     else:
         with pytest.raises(LocalProtocolError) as raised:
             acts[action]()
         assert raised.value.message == fault.exception(id=rid).message
-    assert client.pending_outbound == (0 if state is OutboundState.DONE else 1)
+    assert observe_outbound(client, rid, method) is state
 
 
 # ------------------------------------------- (b) two sessions, random traffic

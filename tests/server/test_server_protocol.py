@@ -12,6 +12,8 @@ from _server_harness import ERAS, MODERN, RawPeer, connected, error_of, result_o
 from backchannel import Context, RequestError, Server
 from backchannel.types import meta as M
 
+TASKS = "io.modelcontextprotocol/tasks"
+
 
 def paged_server() -> Server:
     server = Server("paged", page_size=3)
@@ -160,7 +162,8 @@ def test_list_changed_is_not_pushed_to_a_modern_client() -> None:
     server.add_tool(lambda: "x", name="first")
 
     async def body() -> list[dict[str, Any]]:
-        async with connected(server, "stateless") as (client, wire):
+        # No cache: the second list must reach the server (whose ttlMs would let the client skip it).
+        async with connected(server, "stateless", cache=None) as (client, wire):
             await client.list_tools()
             server.add_tool(lambda: "y", name="second")
             assert [tool.name for tool in await client.list_tools()] == ["first", "second"]
@@ -204,7 +207,7 @@ def test_server_discover() -> None:
     result = run(body)
     assert result == {
         "resultType": "complete",
-        "supportedVersions": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"],
+        "supportedVersions": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
         "capabilities": {"logging": {}, "tools": {"listChanged": True}},
         "instructions": "Dance.",
         "ttlMs": 1234,
@@ -360,10 +363,12 @@ def test_context_sees_the_client(era: str, version: str, elicitation: dict[str, 
         async with connected(context_server(), era, capabilities=capabilities) as (client, _):
             return (await client.call_tool("whoami")).structured_content
 
+    # In the stateless era our client also declares the tasks extension (SEP-2663) on every request.
+    declared = capabilities if era == "handshake" else {**capabilities, "extensions": {TASKS: {}}}
     assert run(body) == {
         "era": era,
         "version": version,
-        "capabilities": capabilities,
+        "capabilities": declared,
         "info": {"name": "tester", "version": "9.9"},
         "url": elicitation == {"url": {}},
         "form": elicitation == {},  # {} is form mode for old clients; {"url": {}} is url only

@@ -37,7 +37,18 @@ from .rejection import reject as _reject
 MAX_SAFE_INTEGER = 2**53 - 1
 
 #: Methods whose ``Mcp-Name`` header mirrors a body field, and which field.
-NAMED_METHODS: Mapping[str, str] = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAMED_METHODS: Mapping[str, str] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension (SEP-2663 §Routing Headers): the task id, so a balancer finds its worker.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
+
+#: Methods whose ``Mcp-Name`` may be missing (not mismatched): the tasks extension's.
+_NAME_MAY_BE_MISSING = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 
 _B64_PREFIX = "=?base64?"
 _B64_SUFFIX = "?="
@@ -300,7 +311,10 @@ def check_stateless_headers(
         body_name = params.get(source)
         if not isinstance(body_name, str):
             return _reject(400, InvalidParams(f"params.{source} must be a string"), request_id)
-        problem = _compare_header(headers, "Mcp-Name", body_name)
+        # A task id's header only routes the client's own later requests (SEP-2663): one left out
+        # is tolerated, as the official Python SDK 2.3.0 (under FastMCP's tasks) leaves it out.
+        tolerated = method in _NAME_MAY_BE_MISSING and _header(headers, "mcp-name") is None
+        problem = None if tolerated else _compare_header(headers, "Mcp-Name", body_name)
         if problem is not None:
             return mismatch(problem)
 

@@ -75,13 +75,18 @@ class ErrorReceived:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProgressReceived:
-    """Progress for our request ``request_id``; values are already checked to increase."""
+    """Progress for our request ``request_id``; values are already checked to increase.
+
+    ``task_id`` is set when the request was answered with a task (2025-11-25): the progress
+    is the task's, until the task ends (``Session.release_task_progress``, or the peer's
+    terminal ``notifications/tasks/status``)."""
 
     request_id: RequestId
     token: int | str
     progress: float
     total: float | None
     message: str | None
+    task_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,6 +15,7 @@ from typing import Any
 from ..types import meta as M
 from ..types.errors import ConnectionClosed, InvalidParams, MCPError, RemoteProtocolError, RequestError
 from ..types.ids import is_request_id
+from ..types.tasks import TERMINAL_STATUSES
 from ..types.versions import HANDSHAKE_VERSIONS
 from .envelope import read_stateless_meta
 from .events import (
@@ -33,7 +34,7 @@ from .handshake import Agreed, read_initialize_params, read_initialize_result
 from .requests import InboundRequest, move_inbound, move_outbound
 from .session_base import SessionBase, is_number
 from .shapes import Shape, classify
-from .states import INBOUND_TRANSITIONS, InboundInput, InboundState, OutboundInput, SessionInput
+from .states import INBOUND_TRANSITIONS, InboundInput, InboundState, OutboundInput, OutboundState, SessionInput
 
 #: Where the peer's requests start when their id is free.
 _BEGIN = {
@@ -161,6 +162,11 @@ class Receiving(SessionBase):
                     peer_capabilities=self.peer_capabilities,
                 )
             ]
+        if self._task_ids and method == "notifications/tasks/status" and _terminal(params.get("status")):
+            # The peer says a task of ours ended: its token is done, in wire order (progress.mdx).
+            task_id = params.get("taskId")
+            if type(task_id) is str:
+                self._release_task(task_id)
         return [NotificationReceived(method=method, params=params)]
 
     def _receive_cancel(self, params: dict[str, Any]) -> list[Event]:
@@ -198,19 +204,28 @@ class Receiving(SessionBase):
                 progress=progress,  # type: ignore[arg-type]
                 total=total if is_number(total) else None,
                 message=message if isinstance(message, str) else None,
+                task_id=record.task_id,
             )
         ]
 
     def _receive_response(self, message: dict[str, Any]) -> list[Event]:
         request_id = message["id"]
-        record = self._outbound.pop(request_id, None) if is_request_id(request_id) else None
-        after = move_outbound(record, OutboundInput.RECV_RESPONSE, request_id)
+        record = self._outbound.get(request_id) if is_request_id(request_id) else None
+        task_id = _created_task(message.get("result")) if record is not None and record.asks_task else None
+        created = task_id is not None and task_id not in self._task_ids  # one task, one token
+        after = move_outbound(
+            record, OutboundInput.RECV_TASK_CREATED if created else OutboundInput.RECV_RESPONSE, request_id
+        )
         if after is None:
             return []  # a late answer to a request we cancelled, or a stray: nothing to do either way
         assert record is not None
         record.state = after
-        if record.token is not None:
-            self._tokens.pop(record.token, None)
+        if after is OutboundState.TASK:
+            assert task_id is not None  # the token stays, until release_task_progress(task_id)
+            record.task_id = task_id
+            self._task_ids[task_id] = request_id
+        else:
+            self._drop_outbound(request_id, record)
         handshake = record.method == "initialize"
         if "error" in message:
             error = RequestError.from_error(message["error"])
@@ -255,13 +270,31 @@ class Receiving(SessionBase):
         Returns an ``ErrorReceived`` with ``ConnectionClosed`` per pending request, then ``PeerClosed``.
         """
         self._move(SessionInput.CLOSED)
-        failed = tuple(self._outbound)
+        waiting = {rid: record for rid, record in self._outbound.items() if record.state is not OutboundState.TASK}
+        failed = tuple(waiting)
         events: list[Event] = [
             ErrorReceived(id=request_id, method=record.method, error=ConnectionClosed(f"Connection closed: {reason}"))
-            for request_id, record in self._outbound.items()
+            for request_id, record in waiting.items()
         ]
         self._outbound.clear()
         self._tokens.clear()
+        self._task_ids.clear()
         self._inbound.clear()
         events.append(PeerClosed(reason=reason, failed=failed))
         return events
+
+
+def _created_task(result: Any) -> str | None:
+    """The id of the task a 2025-11-25 ``CreateTaskResult`` made, while it is ``working`` or
+    ``input_required`` (its progress token stays valid until a terminal status: progress.mdx)."""
+    task = result.get("task") if isinstance(result, dict) else None
+    if not isinstance(task, dict):
+        return None
+    task_id, status = task.get("taskId"), task.get("status")
+    if type(task_id) is not str or not task_id or status not in ("working", "input_required"):
+        return None
+    return task_id
+
+
+def _terminal(status: Any) -> bool:
+    return type(status) is str and status in TERMINAL_STATUSES

@@ -38,12 +38,17 @@ class InboundRequest:
 
 @dataclass(slots=True)
 class OutboundRequest:
-    """Our request ``method``, waiting for its answer; ``token`` is its progress token."""
+    """Our request ``method``, waiting for its answer; ``token`` is its progress token.
+
+    ``asks_task``: a task-augmented request (2025-11-25 ``params.task``) with a token, whose
+    answer may create a task; then ``task_id`` names it while the token lives on (TASK)."""
 
     method: str
     state: OutboundState
     token: int | str | None = None
     last_progress: float | None = None
+    asks_task: bool = False
+    task_id: str | None = None
 
 
 def move_inbound(record: InboundRequest | None, action: InboundInput, request_id: object) -> InboundState | None:

@@ -20,8 +20,10 @@ from ..types.errors import (
     URL_ELICITATION_REQUIRED,
     LocalProtocolError,
     MCPError,
+    MissingCapability,
 )
 from ..types.ids import is_request_id
+from ..types.methods import exists as method_exists
 from ..types.versions import LATEST_STATELESS, era_of
 from .capabilities import require
 from .envelope import handshake_result, stamp_stateless_result, stateless_meta
@@ -114,14 +116,20 @@ class Sending(SessionBase):
         self._next_id += 1
         request_id: RequestId = self._next_id if self.id_prefix is None else f"{self.id_prefix}{self._next_id}"
         state = _SENT_INITIALIZE if method == "initialize" else _SENT
-        self._outbound[request_id] = OutboundRequest(method, state, token=token)
+        # 2025-11-25: a task-augmented request's token may outlive its answer (see RECV_TASK_CREATED).
+        asks_task = token is not None and state is _SENT and type(params.get("task")) is dict
+        self._outbound[request_id] = OutboundRequest(method, state, token=token, asks_task=asks_task)
         if token is not None:
             self._tokens[token] = request_id
         self._out.append({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         return request_id
 
     def _check_peer_declared(self, method: str, params: dict[str, Any]) -> None:
-        # Not a state move: what the peer declared in its handshake, checked as data.
+        # Not a state move: what the peer declared in its handshake, checked as data. A request
+        # the agreed revision lacks (elicitation before 2025-06-18) cannot be used, declared or not.
+        version = self.protocol_version
+        if version is not None and not method_exists(method, version, self.role):
+            raise MissingCapability(method.split("/")[0], f"{method} does not exist in protocol version {version}")
         if method == "elicitation/create":
             mode = params.get("mode", "form")
             require(self.peer_capabilities, f"elicitation.{mode}")
@@ -149,6 +157,9 @@ class Sending(SessionBase):
         )
         if record.method == "initialize" and record.era == "handshake":
             self._move(SessionInput.SEND_INITIALIZE_RESULT)
+            capabilities = result.get("capabilities")
+            if isinstance(capabilities, dict) and "extensions" in capabilities:  # 2026-07-28's field (SEP-2133)
+                result = {**result, "capabilities": {k: v for k, v in capabilities.items() if k != "extensions"}}
         self._out.append({"jsonrpc": "2.0", "id": request_id, "result": result})
         return True
 
@@ -216,19 +227,29 @@ class Sending(SessionBase):
         """Give up on our request ``request_id``.
 
         Queues a ``CancelIntent`` for the transport to express and returns it;
-        a later answer is dropped. Returns None when the request already finished.
+        a later answer is dropped. Returns None when the request already finished (one
+        answered with a task loses its progress token: ``tasks/cancel`` stops the task).
         ``initialize`` cannot be cancelled (``LocalProtocolError``).
         """
         record = self._outbound.get(request_id)
         move_outbound(record, OutboundInput.SEND_CANCEL, request_id)  # initialize: raises
         if record is None:
             return None  # (DONE, SEND_CANCEL): the answer won the race; nothing to cancel
-        del self._outbound[request_id]
-        if record.token is not None:
-            self._tokens.pop(record.token, None)
+        self._drop_outbound(request_id, record)
+        if record.state is OutboundState.TASK:
+            return None  # answered already: nothing goes on the wire
         intent = CancelIntent(request_id=request_id, reason=reason)
         self._out.append(intent)
         return intent
+
+    def release_task_progress(self, task_id: str) -> RequestId | None:
+        """The task ``task_id`` that one of our requests created reached a terminal status, or we
+        stopped following it: its progress token is freed, and later progress on it is dropped.
+
+        Returns the id of the request that created the task, None when no token was kept for
+        it (released already, or never kept). Nothing is sent. A terminal
+        ``notifications/tasks/status`` from the peer releases it as well."""
+        return self._release_task(task_id)
 
     def is_cancelled(self, request_id: RequestId) -> bool:
         """Whether the peer cancelled its request ``request_id`` (which is still being handled)."""

@@ -16,8 +16,8 @@ from typing import Any
 from ..types.errors import MCPError
 from ..types.versions import LATEST_STATELESS, VERSIONS, Era, era_of
 from .events import Outgoing, RequestId
-from .requests import InboundRequest, OutboundRequest
-from .states import SESSION_TRANSITIONS, Role, SessionInput, SessionState, session_fault
+from .requests import InboundRequest, OutboundRequest, move_outbound
+from .states import SESSION_TRANSITIONS, OutboundInput, Role, SessionInput, SessionState, session_fault
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +63,8 @@ class SessionBase:
         self._inbound: dict[RequestId, InboundRequest] = {}
         self._outbound: dict[RequestId, OutboundRequest] = {}
         self._tokens: dict[int | str, RequestId] = {}
+        #: Tasks our requests created whose progress tokens live on (TASK): task id -> request id.
+        self._task_ids: dict[str, RequestId] = {}
         self._next_id = 0
         #: Put before the number of each request we send (ids become strings): a worker of a
         #: fleet names itself there, so the peer's answer can be routed back to it.
@@ -92,11 +94,41 @@ class SessionBase:
 
     @property
     def pending_outbound(self) -> int:
-        return len(self._outbound)
+        """Our requests still waiting for an answer (not those answered with a task)."""
+        return len(self._outbound) - len(self._task_ids)
 
     @property
     def active_progress_tokens(self) -> int:
         return len(self._tokens)
+
+    @property
+    def task_progress_tokens(self) -> int:
+        """Tokens kept alive for tasks our requests created, until ``release_task_progress``."""
+        return len(self._task_ids)
+
+    def task_created_by(self, request_id: RequestId) -> str | None:
+        """The task our request ``request_id`` created while its progress token lives on
+        (2025-11-25); None once it is released, or when the answer made no task."""
+        record = self._outbound.get(request_id)
+        return record.task_id if record is not None else None
+
+    def _release_task(self, task_id: str) -> RequestId | None:
+        """Free the progress token task ``task_id`` kept; the request that created it, or None."""
+        request_id = self._task_ids.get(task_id)
+        record = self._outbound.get(request_id) if request_id is not None else None
+        move_outbound(record, OutboundInput.RELEASE_TASK, request_id)
+        if record is None or request_id is None:
+            return None  # (DONE, RELEASE_TASK): released already, or never kept
+        self._drop_outbound(request_id, record)
+        return request_id
+
+    def _drop_outbound(self, request_id: RequestId, record: OutboundRequest) -> None:
+        """Forget our request and free its token (and its task's, if it made one)."""
+        del self._outbound[request_id]
+        if record.token is not None:
+            self._tokens.pop(record.token, None)
+        if record.task_id is not None:
+            self._task_ids.pop(record.task_id, None)
 
     def _queue_error(self, request_id: RequestId | None, error: MCPError) -> None:
         self._out.append({"jsonrpc": "2.0", "id": request_id, "error": error.to_error()})

@@ -29,6 +29,12 @@ like any stray answer (CN-12)::
 
     DONE --sent--> SENT --answer received / we cancelled--> DONE
     DONE --initialize sent--> SENT_UNCANCELLABLE --answer received--> DONE
+    SENT --answered with a task--> TASK --task released / we cancelled--> DONE
+
+TASK is 2025-11-25's task-augmented request (progress.mdx, tasks.mdx "Task Progress
+Notifications"): answered with a ``CreateTaskResult``, but its progress token stays valid
+until the task reaches a terminal status: released by the caller, who polls the task, or by
+the peer's terminal ``notifications/tasks/status``.
 
 There is no ABANDONED state: keeping a cancelled request's entry until its late
 answer would distinguish that answer from a stray one, which changes nothing (both
@@ -309,6 +315,8 @@ class OutboundState(Enum):
     SENT = "sent"
     #: ``initialize``: the one request we may not cancel.
     SENT_UNCANCELLABLE = "sent, not cancellable"
+    #: Answered with a task (2025-11-25): only its progress token lives on, until released.
+    TASK = "answered with a task"
     #: No entry: answered, cancelled by us, or never sent.
     DONE = "done"
 
@@ -320,8 +328,12 @@ class OutboundInput(Enum):
     SEND_REQUEST = "send request"
     SEND_INITIALIZE = "send initialize"
     RECV_RESPONSE = "receive response"
+    #: The answer to a task-augmented request that carried a progress token is a ``CreateTaskResult``.
+    RECV_TASK_CREATED = "receive task creation"
     RECV_PROGRESS = "receive progress"
     SEND_CANCEL = "cancel"
+    #: The task reached a terminal status (or we stopped following it): its token is done.
+    RELEASE_TASK = "release the task's progress token"
 
 
 Ob, OI = OutboundState, OutboundInput
@@ -336,6 +348,15 @@ OUTBOUND_TRANSITIONS: dict[tuple[OutboundState, OutboundInput], OutboundState] =
     (Ob.SENT_UNCANCELLABLE, OI.RECV_PROGRESS): Ob.SENT_UNCANCELLABLE,
     # A timeout may race the answer: cancelling a request that is already done does nothing.
     (Ob.DONE, OI.SEND_CANCEL): Ob.DONE,
+    # 2025-11-25: the token outlives the answer that created a task, until the task ends.
+    (Ob.SENT, OI.RECV_TASK_CREATED): Ob.TASK,
+    (Ob.TASK, OI.RECV_PROGRESS): Ob.TASK,
+    (Ob.TASK, OI.RELEASE_TASK): Ob.DONE,
+    # The caller stopped waiting just as the task was created: the token goes, and nothing is
+    # sent (the request is answered; only ``tasks/cancel`` stops a task).
+    (Ob.TASK, OI.SEND_CANCEL): Ob.DONE,
+    # Seeing the end twice (a status, then the follower finishing) releases once.
+    (Ob.DONE, OI.RELEASE_TASK): Ob.DONE,
 }
 
 #: What an illegal move of an outbound request costs.
@@ -343,13 +364,24 @@ OUTBOUND_FAULTS: dict[tuple[OutboundState, OutboundInput], Fault] = {
     # Our ids are fresh for every request: a second send under one id would be our bug.
     **{
         (s, action): Fault(LocalProtocolError, "request id {id!r} is already in flight")
-        for s in (Ob.SENT, Ob.SENT_UNCANCELLABLE)
+        for s in (Ob.SENT, Ob.SENT_UNCANCELLABLE, Ob.TASK)
         for action in (OI.SEND_REQUEST, OI.SEND_INITIALIZE)
     },
     (Ob.SENT_UNCANCELLABLE, OI.SEND_CANCEL): Fault(LocalProtocolError, "initialize cannot be cancelled"),
     # A late answer (we cancelled), a stray one, or progress after the answer: dropped silently (CN-12).
     (Ob.DONE, OI.RECV_RESPONSE): IGNORED,
+    (Ob.DONE, OI.RECV_TASK_CREATED): IGNORED,
     (Ob.DONE, OI.RECV_PROGRESS): IGNORED,
+    # A second answer to a request that made a task: dropped like any stray answer.
+    (Ob.TASK, OI.RECV_RESPONSE): IGNORED,
+    (Ob.TASK, OI.RECV_TASK_CREATED): IGNORED,
+    # ``initialize`` is never task-augmented, so its answer is never read as a task's creation.
+    (Ob.SENT_UNCANCELLABLE, OI.RECV_TASK_CREATED): Fault(RemoteProtocolError, "initialize cannot create a task"),
+    # Only a request answered with a task has a token to release (release goes by task id).
+    **{
+        (s, OI.RELEASE_TASK): Fault(LocalProtocolError, "request {id!r} has created no task")
+        for s in (Ob.SENT, Ob.SENT_UNCANCELLABLE)
+    },
 }
 
 

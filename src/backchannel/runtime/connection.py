@@ -206,7 +206,8 @@ class Connection(Requesting):
             assert isinstance(event, HandshakeCompleted)
             self.handshake_completed = event
         elif kind is PeerClosed:
-            pass
+            self._progress.clear()  # what tasks' tokens kept: the session forgot them too
+            self._task_progress.clear()
 
     async def _run_handler(self, request: RequestReceived) -> None:
         try:

@@ -40,6 +40,8 @@ class ConnectionBase:
         self._background: set[asyncio.Task[Any]] = set()
         self._waiters: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
         self._progress: dict[RequestId, ProgressCallback] = {}
+        #: Tasks whose progress still reaches ``_progress`` (2025-11-25): task id -> request id.
+        self._task_progress: dict[str, RequestId] = {}
         self._clocks = RequestClocks()
         self._tokens = itertools.count(1)
         self._flush_scheduled = False

@@ -11,6 +11,7 @@ __all__ = ["Requesting"]
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from ..protocol.events import RequestId
@@ -34,6 +35,7 @@ class Requesting(ConnectionBase):
         related: RequestId | None = None,
         progress_resets_timeout: bool = False,
         max_timeout: float | None = None,
+        sent: Callable[[RequestId], None] | None = None,
     ) -> dict[str, Any]:
         """Send a request and wait for its result.
 
@@ -44,7 +46,11 @@ class Requesting(ConnectionBase):
         request this one serves (a server asking the user mid-tool-call), so HTTP sends it
         on that request's stream. With
         ``progress_resets_timeout``, each progress notification restarts the
-        ``timeout`` clock, but never past ``max_timeout`` seconds in all.
+        ``timeout`` clock, but never past ``max_timeout`` seconds in all. ``sent`` is told the
+        request's id as it is queued (a ``subscriptions/listen`` stream is named by it).
+
+        A task-augmented request answered with a task (2025-11-25) keeps ``on_progress`` after it
+        returns: the task's progress comes on the same token until ``release_task_progress``.
         """
         if self.closed.is_set():
             raise ConnectionClosed(f"Connection closed: {self._close_reason}")
@@ -52,6 +58,8 @@ class Requesting(ConnectionBase):
             params = dict(params or {})
             params["_meta"] = {**params.get("_meta", {}), M.PROGRESS_TOKEN: next(self._tokens)}
         request_id = self.session.send_request(method, params, stateless_version=stateless_version)
+        if sent is not None:
+            sent(request_id)
         if self._routes:
             self._route(related)
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -93,8 +101,21 @@ class Requesting(ConnectionBase):
             raise
         finally:
             self._waiters.pop(request_id, None)
-            self._progress.pop(request_id, None)
+            task_id = self.session.task_created_by(request_id)
+            if on_progress is not None and task_id is not None:
+                self._progress[request_id] = on_progress  # the task's; the clock (and its wrapper) are done
+                self._task_progress[task_id] = request_id
+            else:
+                self._progress.pop(request_id, None)
             self._clocks.forget(request_id)
+
+    def release_task_progress(self, task_id: str) -> None:
+        """The task ``task_id`` reached a terminal status, or we stopped following it: forget its
+        progress token and callback (later progress is dropped). Safe to call more than once."""
+        self.session.release_task_progress(task_id)  # the peer's terminal status may have done it
+        request_id = self._task_progress.pop(task_id, None)
+        if request_id is not None:
+            self._progress.pop(request_id, None)
 
     def timeouts_paused(self) -> contextlib.AbstractContextManager[None]:
         """Stop the clocks of our pending requests while a person answers the peer.

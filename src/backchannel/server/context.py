@@ -32,6 +32,7 @@ from .url_elicitation import ask
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
     from .server import Server
+    from .tasks.runner import TaskRunner
 
 #: The context of the request the running handler serves; set by the server in each request's task.
 CURRENT_CONTEXT: ContextVar[Context] = ContextVar("backchannel_context")
@@ -42,7 +43,7 @@ T = TypeVar("T")
 class Context:
     """The request being served: progress, logging and facts about the client."""
 
-    __slots__ = ("connection", "found_roots", "request", "round", "server")
+    __slots__ = ("connection", "found_roots", "request", "round", "server", "task")
 
     def __init__(self, server: Server, connection: Connection, request: RequestReceived) -> None:
         self.server = server
@@ -52,6 +53,8 @@ class Context:
         self.round: Round | None = None
         #: What ``list_roots()`` found for this request (None until it is awaited).
         self.found_roots: Roots | None = None
+        #: The task this request's tool runs as (``server/tasks/``); None for a plain request.
+        self.task: TaskRunner | None = None
 
     @classmethod
     def current(cls) -> Context | None:
@@ -125,6 +128,8 @@ class Context:
         asked); each question of one request needs its own.
         """
         require(self.client_capabilities, capability)
+        if self.task is not None and self.task.begun:  # asked through the task, in both eras
+            return await self.task.ask(method, params, timeout=timeout, key=key)
         if self.era == "handshake":
             return await self.connection.request(method, params, related=self.request.id, timeout=timeout)
         if self.round is None:
@@ -224,9 +229,25 @@ class Context:
     def cancelled(self) -> bool:
         """True once the client has cancelled this request: a long loop can check it and stop.
 
-        (The handler's task is cancelled as well; this is for work that shields itself.)
+        (The handler's task is cancelled as well; this is for work that shields itself.) In a
+        task: once ``tasks/cancel`` reached it.
         """
+        if self.task is not None and self.task.begun:
+            return self.task.cancel_requested
         return self.connection.session.is_cancelled(self.request.id)
+
+    @property
+    def task_id(self) -> str | None:
+        """The id of the task this tool runs as, once it is one (``server/tasks/``); else None."""
+        return self.task.record.task_id if self.task is not None and self.task.begun else None
+
+    async def start_task(self) -> None:
+        """Where a tool registered with ``task_start="explicit"`` becomes a task: the client is
+        answered with the task now, and the rest of the body runs on as it. What the body asked
+        before was asked synchronously (in the stateless era, as multi round-trip rounds of the
+        call itself). Does nothing when the call runs inline or is a task already."""
+        if self.task is not None and not self.task.begun:
+            await self.task.begin()
 
     async def shield(self, work: Awaitable[T]) -> T:
         """Run ``work`` to the end even if the client cancels meanwhile (an open transaction).
@@ -276,6 +297,9 @@ class Context:
             hide = text_hider(self)
             if hide is not None:
                 message = hide(message)
+        if self.task is not None and self.task.begun:  # the record's status message (and the token)
+            await self.task.progress(progress, total, message)
+            return
         self.connection.report_progress(self.request.id, progress, total, message)
 
     def close_sse_stream(self) -> bool:
@@ -293,7 +317,8 @@ class Context:
 
         Handshake era: at or above the level set with ``logging/setLevel``
         (or the server's default). Stateless era: only when the request
-        carried a log level, and at or above it. ``data`` is any JSON value;
+        carried a log level, and at or above it; never from a task, which the tasks
+        extension gives no log channel. ``data`` is any JSON value;
         secrets and personal data in it are redacted, the paths of roots the client
         marked sensitive are hidden, and the rate is limited.
         """
@@ -303,13 +328,18 @@ class Context:
         """``log`` for code that cannot await; True when the message was sent."""
         if level not in LOG_LEVEL_RANK:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOGGING_LEVELS)}")
+        request = self.request
+        if self.task is not None and self.task.begun:
+            if self.era == "stateless":
+                return False
+            request = self.task.stream_request()  # on the stream of an open tasks/result, if any
         threshold = self.request.log_level if self.era == "stateless" else self.server.log_level_for(self.connection)
         if threshold is None or LOG_LEVEL_RANK[level] < LOG_LEVEL_RANK[threshold]:
             return False
         hide = text_hider(self)
         if hide is not None:
             data, logger = hidden_log(self.server.log_redactor, hide, data, logger)
-        return self.server.send_log(self.connection, self.request, level, data, logger)
+        return self.server.send_log(self.connection, request, level, data, logger)
 
     async def debug(self, data: Any, logger: str | None = None) -> None:
         await self.log("debug", data, logger)

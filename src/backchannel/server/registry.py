@@ -1,4 +1,4 @@
-"""What a server offers: its tools, prompts, resources and resource templates.
+"""What a server offers: its tools, prompts, resources and resource templates, and the extensions it supports.
 
 ``Server`` owns one ``Registry`` (``server.registry``) and forwards ``add_tool`` and the rest
 to it. Every change calls ``on_change`` with the ``notifications/*/list_changed`` method to
@@ -7,18 +7,21 @@ announce; the server tells its clients.
 
 from __future__ import annotations
 
-__all__ = ["Registry"]
+__all__ = ["Registry", "registering"]
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, TypeVar
 
+from ..types.capabilities import declared_extensions, with_extensions
 from .completion import CompleterLike, completers_for
 from .context import Context
 from .elicitation import check_forms
 from .prompts import RegisteredPrompt
 from .resources import RegisteredResource, RegisteredTemplate, build_resource
-from .tools import RegisteredTool
+from .scopes import ScopeTable
+from .tools import RegisteredTool, TaskStart, TaskSupport
 
+F = TypeVar("F", bound=Callable[..., Any])
 TOOLS_CHANGED = "notifications/tools/list_changed"
 PROMPTS_CHANGED = "notifications/prompts/list_changed"
 RESOURCES_CHANGED = "notifications/resources/list_changed"
@@ -27,14 +30,27 @@ RESOURCES_CHANGED = "notifications/resources/list_changed"
 class Registry:
     """The tools, prompts, resources and templates, by the name or URI a client asks for."""
 
-    __slots__ = ("on_change", "prompts", "resources", "templates", "tools")
+    __slots__ = ("extensions", "on_change", "prompts", "resources", "scopes", "templates", "tools")
 
-    def __init__(self, on_change: Callable[[str], None]) -> None:
+    def __init__(
+        self, on_change: Callable[[str], None], *, extensions: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> None:
         self.tools: dict[str, RegisteredTool] = {}
         self.prompts: dict[str, RegisteredPrompt] = {}
         self.resources: dict[str, RegisteredResource] = {}
         self.templates: list[RegisteredTemplate] = []
         self.on_change = on_change
+        #: The OAuth scopes each item needs (``scopes=``): checked over HTTP with ``ResourceAuth``.
+        self.scopes = ScopeTable()
+        #: The extensions the server supports (SEP-2133): identifier -> settings, declared in its capabilities.
+        self.extensions = declared_extensions(extensions)
+
+    def declare_extension(self, identifier: str, settings: Mapping[str, Any] | None = None) -> None:
+        """Support extension ``identifier`` with ``settings`` (default ``{}``: none) from now on: it is
+        declared in ``capabilities.extensions`` of every later ``server/discover`` result (the
+        handshake era's ``initialize`` has no such field: the protocol core leaves it out there).
+        ``ValueError`` for an identifier the spec does not allow (``check_extension_id``)."""
+        self.extensions.update(declared_extensions({identifier: settings or {}}))
 
     def add_tool(
         self,
@@ -49,6 +65,9 @@ class Registry:
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
         elicits: Sequence[Any] = (),
+        task: TaskSupport | None = None,
+        task_start: TaskStart = "call",
+        scopes: Collection[str] = (),
     ) -> RegisteredTool:
         """Register ``fn`` as a tool; its signature becomes ``inputSchema`` and its
         return annotation ``outputSchema``. Raises ``TypeError`` for a signature that
@@ -62,7 +81,16 @@ class Registry:
 
         ``elicits`` lists the forms the tool passes to ``ctx.elicit`` (types or dict
         schemas): each is checked and built now, so a nested or invalid one raises
-        ``FormSchemaError`` naming the field here rather than during a call."""
+        ``FormSchemaError`` naming the field here rather than during a call.
+
+        ``scopes`` are the OAuth scopes a caller's token must grant (over HTTP with
+        ``ResourceAuth``): others do not see the tool listed, and their calls get 403.
+
+        ``task`` lets the tool run as a task (``"optional"``) or only as one (``"required"``):
+        the call is answered at once with a task the client polls, and the same body runs
+        on in the background (``docs/tasks.md``). ``task_start="explicit"`` runs the body as
+        the request until it calls ``await ctx.start_task()``, so that what it asks before
+        is asked synchronously (multi round-trip in the stateless era)."""
         tool = RegisteredTool.build(
             fn,
             name=name,
@@ -74,10 +102,13 @@ class Registry:
             structured_output=structured_output,
             context_type=Context,
             input_schema=input_schema,
+            task=task,
+            task_start=task_start,
         )
         check_forms(f"tool {tool.name!r}", elicits)
         if tool.name in self.tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self.scopes.set(f"tool:{tool.name}", scopes)
         self.tools[tool.name] = tool
         self.on_change(TOOLS_CHANGED)
         return tool
@@ -85,6 +116,7 @@ class Registry:
     def remove_tool(self, name: str) -> None:
         """Withdraw tool ``name`` (``KeyError`` if there is none); clients are told the list changed."""
         del self.tools[name]
+        self.scopes.set(f"tool:{name}", ())
         self.on_change(TOOLS_CHANGED)
 
     def add_prompt(
@@ -97,11 +129,12 @@ class Registry:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         completers: dict[str, CompleterLike] | None = None,
+        scopes: Collection[str] = (),
     ) -> RegisteredPrompt:
         """Register ``fn`` as a prompt; its parameters become the prompt's arguments.
 
         ``completers`` maps argument names to completers (see ``server.completion``);
-        they win over ``Complete(...)`` annotations on the parameters."""
+        they win over ``Complete(...)`` annotations on the parameters. ``scopes``: as ``add_tool``'s."""
         prompt = RegisteredPrompt.build(
             fn, name=name, title=title, description=description, icons=icons, meta=meta, context_type=Context
         )
@@ -109,6 +142,7 @@ class Registry:
         prompt.completers = completers_for(fn, completers, arguments, label=f"prompt {prompt.name!r}")
         if prompt.name in self.prompts:
             raise ValueError(f"a prompt named {prompt.name!r} is already registered")
+        self.scopes.set(f"prompt:{prompt.name}", scopes)
         self.prompts[prompt.name] = prompt
         self.on_change(PROMPTS_CHANGED)
         return prompt
@@ -116,6 +150,7 @@ class Registry:
     def remove_prompt(self, name: str) -> None:
         """Withdraw prompt ``name`` (``KeyError`` if there is none); clients are told the list changed."""
         del self.prompts[name]
+        self.scopes.set(f"prompt:{name}", ())
         self.on_change(PROMPTS_CHANGED)
 
     def add_resource(
@@ -132,10 +167,11 @@ class Registry:
         annotations: dict[str, Any] | None = None,
         meta: dict[str, Any] | None = None,
         completers: dict[str, CompleterLike] | None = None,
+        scopes: Collection[str] = (),
     ) -> RegisteredResource | RegisteredTemplate:
         """Register a resource; a ``uri`` with RFC 6570 ``{variables}`` makes a template
         whose variables are passed to ``fn`` by name. ``completers`` (templates only)
-        maps variable names to completers, like ``add_prompt``'s."""
+        maps variable names to completers, like ``add_prompt``'s. ``scopes``: as ``add_tool``'s."""
         entry = build_resource(
             uri,
             fn,
@@ -154,12 +190,14 @@ class Registry:
             entry.completers = completers_for(fn, completers, entry.template.variables, label=label)
             if any(str(t.template) == uri for t in self.templates):
                 raise ValueError(f"a resource template {uri!r} is already registered")
+            self.scopes.set(f"template:{uri}", scopes)
             self.templates.append(entry)
         else:
             if completers:
                 raise ValueError(f"resource {uri!r} has no {{variables}} to complete")
             if uri in self.resources:
                 raise ValueError(f"a resource {uri!r} is already registered")
+            self.scopes.set(f"resource:{uri}", scopes)
             self.resources[uri] = entry
         self.on_change(RESOURCES_CHANGED)
         return entry
@@ -170,7 +208,18 @@ class Registry:
             del self.resources[uri]
         else:
             self.templates[:] = [t for t in self.templates if str(t.template) != uri]
+        self.scopes.set(f"resource:{uri}", ())
+        self.scopes.set(f"template:{uri}", ())
         self.on_change(RESOURCES_CHANGED)
+
+    def required_scopes(self, method: str, params: Any) -> tuple[str, ...]:
+        """The OAuth scopes a request needs (its tool's, prompt's, resource's; none for the rest)."""
+        return self.scopes.for_request(method, params, self.templates)
+
+    def tool_definition(self, name: str) -> dict[str, Any] | None:
+        """The ``tools/list`` entry of tool ``name``, or None."""
+        tool = self.tools.get(name)
+        return tool.definition if tool is not None else None
 
     def completing(self) -> bool:
         """True when some prompt argument or template variable has a completer."""
@@ -192,4 +241,14 @@ class Registry:
             capabilities["resources"] = {"subscribe": True, "listChanged": True}
         if self.completing():
             capabilities["completions"] = {}
-        return capabilities
+        return with_extensions(capabilities, self.extensions)
+
+
+def registering(add: Callable[[F], object]) -> Callable[[F], F]:
+    """A decorator that registers with ``add`` and gives the function back unchanged."""
+
+    def register(fn: F) -> F:
+        add(fn)
+        return fn
+
+    return register

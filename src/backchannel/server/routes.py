@@ -24,7 +24,10 @@ from .context import CURRENT_CONTEXT, Context
 from .mrtr import InputRequired, Round
 from .pagination import paginate
 from .resources import to_contents
+from .scopes import visible
 from .signature import InvalidArguments
+from .tasks.routes import TASK_ROUTES
+from .tasks.service import CORE_TASK_VERSIONS
 from .tools import arguments_refused
 
 if TYPE_CHECKING:
@@ -37,7 +40,7 @@ Route = Callable[["Server", RequestReceived, "Connection"], Awaitable[dict[str, 
 async def initialize(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
     result: dict[str, Any] = {
         "protocolVersion": request.version,
-        "capabilities": server.capabilities(),
+        "capabilities": server.tasks.declare(server.capabilities(), request),
         "serverInfo": server.info,
     }
     if server.instructions:
@@ -52,7 +55,7 @@ async def ping(server: Server, request: RequestReceived, connection: Connection)
 async def discover(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
     result: dict[str, Any] = {
         "supportedVersions": newer_first(server.versions),
-        "capabilities": server.capabilities(),
+        "capabilities": server.tasks.declare(server.capabilities(), request),
         **_cache_hints(server, request),
     }
     if server.instructions:
@@ -66,28 +69,36 @@ def _cache_hints(server: Server, request: RequestReceived) -> dict[str, Any]:
     return {"ttlMs": server.cache_ttl_ms, "cacheScope": server.cache_scope}
 
 
-def _page(server: Server, kind: str, key: str, items: list[Any], request: RequestReceived) -> dict[str, Any]:
+def _page(
+    server: Server, kind: str, key: str, items: list[Any], request: RequestReceived, field: str = "definition"
+) -> dict[str, Any]:
     page, next_cursor = paginate(kind, items, request.params.get("cursor"), server.page_size)
-    result: dict[str, Any] = {key: [item.definition for item in page], **_cache_hints(server, request)}
+    result: dict[str, Any] = {key: [getattr(item, field) for item in page], **_cache_hints(server, request)}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
     return result
 
 
 async def list_tools(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-    return _page(server, "tools", "tools", list(server.registry.tools.values()), request)
+    # Only 2025-11-25 has ``execution.taskSupport`` (the extension has the server decide).
+    field = "handshake_definition" if request.version in CORE_TASK_VERSIONS else "definition"
+    tools = visible(server.registry.scopes, "tool", server.registry.tools)  # what the caller's token may use
+    return _page(server, "tools", "tools", tools, request, field)
 
 
 async def list_prompts(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-    return _page(server, "prompts", "prompts", list(server.registry.prompts.values()), request)
+    prompts = visible(server.registry.scopes, "prompt", server.registry.prompts)
+    return _page(server, "prompts", "prompts", prompts, request)
 
 
 async def list_resources(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-    return _page(server, "resources", "resources", list(server.registry.resources.values()), request)
+    resources = visible(server.registry.scopes, "resource", server.registry.resources)
+    return _page(server, "resources", "resources", resources, request)
 
 
 async def list_templates(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-    return _page(server, "templates", "resourceTemplates", server.registry.templates, request)
+    templates = visible(server.registry.scopes, "template", {str(t.template): t for t in server.registry.templates})
+    return _page(server, "templates", "resourceTemplates", templates, request)
 
 
 async def call_tool(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
@@ -106,7 +117,14 @@ async def call_tool(server: Server, request: RequestReceived, connection: Connec
     if tool.parameters.context_parameter is not None:
         kwargs[tool.parameters.context_parameter] = context
     try:
-        value = await call(tool.fn, kwargs)
+        if tool.task is not None and server.tasks.wanted(tool, request):
+            value = await server.tasks.start(tool, kwargs, context)  # the CreateTaskResult, or inline
+            if context.task is not None:
+                return value  # type: ignore[no-any-return]
+        else:
+            if "task" in params and tool.task is None and request.era == "handshake":
+                server.tasks.refuse_task_param(request)
+            value = await call(tool.fn, kwargs)
     except InputRequired as needed:
         return _input_required(server, context, needed)
     return tool.to_result(value)
@@ -217,7 +235,11 @@ async def set_level(server: Server, request: RequestReceived, connection: Connec
 
 
 async def listen(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-    return await server.subscriptions.listen(request, connection, server.capabilities())
+    task_ids, stop = await server.tasks.follow(CURRENT_CONTEXT.get())  # notifications/tasks (SEP-2663)
+    try:
+        return await server.subscriptions.listen(request, connection, server.capabilities(), task_ids)
+    finally:
+        stop()
 
 
 async def call(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
@@ -245,4 +267,5 @@ ROUTES: dict[str, Route] = {
     "logging/setLevel": set_level,
     "completion/complete": complete,
     "subscriptions/listen": listen,
+    **TASK_ROUTES,
 }

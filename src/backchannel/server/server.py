@@ -25,7 +25,7 @@ from ..runtime.connection import Connection
 from ..runtime.ratelimit import TokenBucket
 from ..transports.base import Transport
 from ..types.errors import MethodNotFound, ToolError
-from ..types.methods import methods_for
+from ..types.methods import requests_served
 from ..types.versions import VERSIONS
 from .completion_request import CompletionLimit
 from .connection_state import ConnectionState
@@ -35,13 +35,14 @@ from .hosting import serve_http, serve_stdio
 from .log_sending import send_log
 from .mrtr import StateSealer
 from .options import FlatOptions, ListOptions, LogOptions, StateOptions, TimeoutOptions, resolve_options
-from .registry import Registry
+from .registry import Registry, registering
 from .roots import RootsCache
 from .routes import ROUTES
 from .sharing import Sharing, restore_session, session_snapshot
 from .signature import InvalidArguments
 from .state import MemoryStore, StateStore
 from .subscriptions import Subscriptions
+from .tasks import TaskService
 from .tools import arguments_refused, tool_failed
 
 if TYPE_CHECKING:
@@ -131,13 +132,15 @@ class Server:
             [Path.cwd()] if default_roots is None else list(default_roots)
         )
         #: The tools, prompts, resources and templates; ``add_tool`` and the rest change it.
-        self.registry = Registry(self._list_changed)
+        self.registry = Registry(self._list_changed, extensions=options.extensions.declared)
         self._connections: weakref.WeakKeyDictionary[Connection, ConnectionState] = weakref.WeakKeyDictionary()
         #: Open ``subscriptions/listen`` streams (stateless era).
         self.subscriptions = Subscriptions()
         #: Its part in a fleet of workers, when ``state`` spans them (``sharing.py``).
         self.sharing = Sharing(self)
-        self._allowed = {v: frozenset(spec.method for spec in methods_for(v, "client", "request")) for v in versions}
+        #: Tool calls that outlive their request (``server/tasks/``, ``docs/tasks.md``): settings, running tasks.
+        self.tasks = TaskService(self)
+        self._allowed = {v: requests_served(v) for v in versions}
 
     # ------------------------------------------------------------ registry
 
@@ -150,20 +153,18 @@ class Server:
 
     def tool(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
         """Decorator form of ``add_tool``."""
-        return _registering(lambda fn: self.add_tool(fn, name=name, **options))
+        return registering(lambda fn: self.add_tool(fn, name=name, **options))
 
     def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
         """Decorator form of ``add_prompt``."""
-        return _registering(lambda fn: self.add_prompt(fn, name=name, **options))
+        return registering(lambda fn: self.add_prompt(fn, name=name, **options))
 
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
         """Decorator form of ``add_resource``."""
-        return _registering(lambda fn: self.add_resource(uri, fn, **options))
+        return registering(lambda fn: self.add_resource(uri, fn, **options))
 
-    def tool_definition(self, name: str) -> dict[str, Any] | None:
-        """The ``tools/list`` entry of tool ``name``, or None."""
-        tool = self.registry.tools.get(name)
-        return tool.definition if tool is not None else None
+    tool_definition = delegate("registry", Registry.tool_definition)
+    required_scopes = delegate("registry", Registry.required_scopes)
 
     def capabilities(self) -> dict[str, Any]:
         """What this server declares: each feature that has something registered (``Registry.capabilities``)."""
@@ -180,11 +181,11 @@ class Server:
         ``redis`` keeps the server's state there, as ``run_http(redis=...)`` does."""
         from ..http_host.app import HttpApp
 
-        return HttpApp(self, path=path, **options)
         if redis is not None:
             from ..state.redis import RedisState
 
             self.use_state(RedisState(redis))
+        return HttpApp(self, path=path, **options)
 
     def run_http(
         self,
@@ -319,9 +320,9 @@ class Server:
         tools = self.registry.tools
         tool = tools.get(name) if isinstance(name, str) else None  # a bad name: handle_request says so
         allowed = self._allowed.get(request.version or "")
-        if tool is None or tool.is_async or tool.parameters.context_parameter is not None:
+        if tool is None or tool.is_async or tool.parameters.context_parameter is not None or tool.task is not None:
             return None
-        if allowed is not None and "tools/call" not in allowed:
+        if (allowed is not None and "tools/call" not in allowed) or "task" in request.params:  # a task: routes decide
             return None
         token = CURRENT_CONTEXT.set(Context(self, connection, request))
         try:
@@ -395,11 +396,3 @@ class Server:
         if any(other is not ending and not other.closed.is_set() for other in list(self._connections)):
             return
         await flows.stop_pages()
-
-
-def _registering(add: Callable[[F], object]) -> Callable[[F], F]:
-    def register(fn: F) -> F:
-        add(fn)
-        return fn
-
-    return register

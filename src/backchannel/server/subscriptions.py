@@ -53,8 +53,15 @@ class Subscriptions:
     def __len__(self) -> int:
         return len(self._listeners)
 
-    async def listen(self, request: RequestReceived, connection: Connection, offered: dict[str, Any]) -> dict[str, Any]:
-        """Acknowledge the filters that ``offered`` capabilities allow, then stream until cancelled."""
+    async def listen(
+        self,
+        request: RequestReceived,
+        connection: Connection,
+        offered: dict[str, Any],
+        task_ids: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Acknowledge the filters that ``offered`` capabilities allow, then stream until cancelled.
+        ``task_ids``: the tasks granted for ``notifications/tasks`` (``TaskService.follow``)."""
         requested = request.params.get("notifications", {})
         if not isinstance(requested, dict):
             raise InvalidParams("subscriptions/listen: params.notifications must be an object")
@@ -67,6 +74,8 @@ class Subscriptions:
                 raise InvalidParams("subscriptions/listen: resourceSubscriptions must be a list of URIs")
             if "resources" in offered:
                 honoured["resourceSubscriptions"] = uris
+        if task_ids is not None:
+            honoured["taskIds"] = task_ids
         listener = _Listener(connection, request.id, honoured)
         connection.notify(
             "notifications/subscriptions/acknowledged",
@@ -85,6 +94,12 @@ class Subscriptions:
         for listener in list(self._listeners):
             if listener.filters.get(key) is True:
                 listener.send(method, {})
+
+    def task_changed(self, task_id: str, task: dict[str, Any]) -> None:
+        """``notifications/tasks`` (the tasks extension) to the streams that follow ``task_id``."""
+        for listener in list(self._listeners):
+            if task_id in listener.filters.get("taskIds", ()):
+                listener.send("notifications/tasks", task)
 
     def resource_updated(self, uri: str) -> None:
         for listener in list(self._listeners):

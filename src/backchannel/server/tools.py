@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["RegisteredTool", "arguments_refused", "tool_failed"]
+__all__ = ["RegisteredTool", "TaskStart", "TaskSupport", "arguments_refused", "tool_failed"]
 
 import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeAlias, get_args
 
 import msgspec
 
@@ -22,6 +22,11 @@ from .signature import InvalidArguments, OutputShape, ParameterSet, derive_outpu
 # SEP-986: 1-128 characters from this set.
 _encode_json = msgspec.json.encode
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+#: ``add_tool(task=...)``: the tool may run as a task, or runs only as one (``server/tasks/``).
+TaskSupport: TypeAlias = Literal["optional", "required"]
+#: ``add_tool(task_start=...)``: the task begins before the body runs, or where it calls ``ctx.start_task()``.
+TaskStart: TypeAlias = Literal["call", "explicit"]
 
 
 @dataclass(slots=True)
@@ -37,6 +42,10 @@ class RegisteredTool:
     meta: dict[str, Any] | None = None
     is_async: bool = False
     definition: dict[str, Any] = field(default_factory=dict)
+    task: TaskSupport | None = None
+    task_start: TaskStart = "call"
+    #: ``definition`` with 2025-11-25's ``execution.taskSupport`` (the same dict without a task).
+    handshake_definition: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -52,8 +61,14 @@ class RegisteredTool:
         structured_output: bool | None,
         context_type: type,
         input_schema: dict[str, Any] | None = None,
+        task: TaskSupport | None = None,
+        task_start: TaskStart = "call",
     ) -> RegisteredTool:
         name = name or fn.__name__
+        if task is not None and task not in get_args(TaskSupport):
+            raise ValueError(f"tool {name!r}: task must be 'optional', 'required' or None, not {task!r}")
+        if task_start not in get_args(TaskStart):
+            raise ValueError(f"tool {name!r}: task_start must be 'call' or 'explicit', not {task_start!r}")
         if not _TOOL_NAME.match(name):
             raise ValueError(
                 f"tool name {name!r} is not valid: use 1-128 ASCII letters, digits, '_', '-' or '.' (SEP-986)"
@@ -79,8 +94,13 @@ class RegisteredTool:
             icons=icons,
             meta=meta,
             is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__),
+            task=task,
+            task_start=task_start,
         )
         tool.definition = tool._definition()
+        tool.handshake_definition = tool.definition
+        if task is not None:  # 2026-07-28's Tool has no execution field: only the handshake era sees it
+            tool.handshake_definition = {**tool.definition, "execution": {"taskSupport": task}}
         return tool
 
     def _definition(self) -> dict[str, Any]:

@@ -20,11 +20,19 @@
   (``mrtr``) are listed with their normal type; check ``task`` / ``resultType`` first.
 
 Use :func:`exists` for the question "may ``sender`` send ``method`` in ``version``".
+
+:data:`EXTENSION_METHODS` lists, the same way, methods that exist in a revision only as part
+of an extension (``extension`` names it): the tasks extension's ``tasks/get``,
+``tasks/update``, ``tasks/cancel`` and ``notifications/tasks`` in 2026-07-28, which its
+``schema.ts`` does not define. ``tasks/result`` and ``tasks/list`` exist in 2025-11-25 only.
+:func:`requests_served` is what a server answers in a revision: the core's requests and
+the extensions'.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "EXTENSION_METHODS",
     "METHODS",
     "Kind",
     "MethodSpec",
@@ -32,6 +40,7 @@ __all__ = [
     "exists",
     "is_input_request",
     "methods_for",
+    "requests_served",
     "spec_for",
 ]
 
@@ -64,12 +73,16 @@ from .resources import (
 from .roots import ListRootsResult
 from .sampling import CreateMessageRequestParams, CreateMessageResult
 from .tasks import (
+    TASKS_EXTENSION,
     CancelTaskRequestParams,
+    DetailedTask,
+    DetailedTaskNotificationParams,
     GetTaskPayloadRequestParams,
     GetTaskRequestParams,
     GetTaskResult,
     ListTasksResult,
     TaskStatusNotificationParams,
+    UpdateTaskRequestParams,
 )
 from .tools import CallToolRequestParams, CallToolResult, ListToolsResult
 from .versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, VERSIONS, at_least
@@ -89,6 +102,8 @@ class MethodSpec:
     mrtr: bool = False
     sender_versions: Mapping[Sender, frozenset[str]] = field(default_factory=dict, hash=False)
     input_request_versions: frozenset[str] = frozenset()
+    #: The extension that defines the method (rows of ``EXTENSION_METHODS`` only).
+    extension: str | None = None
 
     def versions_for(self, sender: str) -> frozenset[str]:
         """The revisions in which ``sender`` may send this method (empty if never)."""
@@ -236,6 +251,24 @@ _SPECS: tuple[MethodSpec, ...] = (
 METHODS: dict[str, MethodSpec] = {spec.method: spec for spec in _SPECS}
 
 
+def _tasks_extension(method: str, kind: Kind, params: type, result: type | None) -> MethodSpec:
+    return MethodSpec(
+        method, kind, _CLIENT if kind == "request" else _SERVER, params, result, _STATELESS, extension=TASKS_EXTENSION
+    )
+
+
+#: Methods an extension adds to a revision (``versions``) whose schema does not define them.
+EXTENSION_METHODS: dict[str, MethodSpec] = {
+    spec.method: spec
+    for spec in (
+        _tasks_extension("tasks/get", "request", GetTaskRequestParams, DetailedTask),
+        _tasks_extension("tasks/update", "request", UpdateTaskRequestParams, Result),
+        _tasks_extension("tasks/cancel", "request", CancelTaskRequestParams, Result),
+        _tasks_extension("notifications/tasks", "notification", DetailedTaskNotificationParams, None),
+    )
+}
+
+
 def spec_for(method: str) -> MethodSpec | None:
     return METHODS.get(method)
 
@@ -253,6 +286,15 @@ def is_input_request(method: str, version: str) -> bool:
     """True when ``method`` travels as an MRTR input request in ``version``."""
     spec = METHODS.get(method)
     return spec is not None and version in spec.input_request_versions
+
+
+def requests_served(version: str) -> frozenset[str]:
+    """Every request a server answers in ``version``: the core's and its extensions'."""
+    core = (spec.method for spec in _SPECS if spec.kind == "request" and spec.sent_by("client", version))
+    extended = (
+        spec.method for spec in EXTENSION_METHODS.values() if spec.kind == "request" and version in spec.versions
+    )
+    return frozenset((*core, *extended))
 
 
 def methods_for(version: str, sender: str, kind: Kind | None = None) -> list[MethodSpec]:

@@ -1,0 +1,365 @@
+"""``server.tasks``: which calls become tasks, who owns them, and where a task's commands go.
+
+Per revision (each spec's own rules):
+
+- **2025-11-25** (tasks.mdx, experimental): the server declares ``tasks`` in ``initialize``
+  and each tool's ``execution.taskSupport``; the *client* asks for a task with
+  ``params.task`` (``{"ttl": ms}``). A required-task tool called without it, or a task asked
+  of a tool that has none, is -32601.
+- **2026-07-28** (SEP-2663): the server declares the ``io.modelcontextprotocol/tasks``
+  extension in ``server/discover``; a client that carries it in the request's
+  ``clientCapabilities`` may get a task, and the *server* decides: a task-capable tool always
+  becomes one then. Without it, a required-task tool is -32021 naming the extension, and so
+  is every ``tasks/*`` request.
+
+A task belongs to its caller (``owner``): the authenticated principal; without one, the
+handshake-era session, or the stdio connection; an anonymous stateless-era HTTP caller owns
+its tasks by their unguessable ids alone. Settings are attributes: ``ttl`` (seconds a task
+is kept when the client names none; 1 hour), ``max_ttl`` (24 hours), ``poll_interval``
+(what clients are told, 0.5 s) and ``limit`` (tasks kept per caller, 1000).
+"""
+
+from __future__ import annotations
+
+__all__ = ["TaskService"]
+
+import asyncio
+import contextlib
+import functools
+import hashlib
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ...protocol.events import RequestReceived
+from ...state.shared import SharedState
+from ...types.errors import INTERNAL_ERROR, InvalidParams, MethodNotFound, MissingCapability
+from ...types.methods import METHODS
+from ...types.tasks import TASKS_EXTENSION
+from ..tools import RegisteredTool
+from .records import TaskRecord, new_task_id
+from .relay import TaskRelay
+from .runner import TaskRunner
+from .store import TaskStore
+
+if TYPE_CHECKING:
+    from ..context import Context
+    from ..server import Server
+
+#: Revisions whose core protocol has tasks (2025-11-25).
+CORE_TASK_VERSIONS = METHODS["tasks/get"].versions
+_LOCAL_WORKER = "local"
+_LISTED_PER_OWNER = 1000
+_LISTED_OWNERS = 10_000
+_FOLLOWED_PER_STREAM = 100
+
+
+def status_channel(task_id: str) -> str:
+    return f"task:{task_id}"
+
+
+def _nothing() -> None:
+    return None
+
+
+def needs_extension() -> MissingCapability:
+    """-32021 naming the tasks extension (SEP-2663 §Capability Negotiation)."""
+    error = MissingCapability(
+        "extensions", "Missing required client capability: the io.modelcontextprotocol/tasks extension"
+    )
+    error.data = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+    return error
+
+
+def declares_extension(request: RequestReceived) -> bool:
+    extensions = (request.client_capabilities or {}).get("extensions")
+    return isinstance(extensions, dict) and isinstance(extensions.get(TASKS_EXTENSION), dict)
+
+
+class TaskService:
+    """The server's tasks (see the module)."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.clock = time.time if server.clock is None else server.clock
+        self.ttl = 3600.0
+        self.max_ttl = 24 * 3600.0
+        self.poll_interval = 0.5
+        #: Tasks running in this process, by id.
+        self.running: dict[str, TaskRunner] = {}
+        self.store = TaskStore(lambda: server.state, self.clock, limit=1000)
+        self.relay = TaskRelay(self)
+        #: (task id, key) of the questions a ``tasks/result`` here is putting to its client now.
+        self.relayed: set[tuple[str, str]] = set()
+        self._listed: dict[str, list[tuple[str, float]]] = {}  # owner -> (task id, expiry), oldest first
+
+    @property
+    def limit(self) -> int:
+        """How many tasks one caller may hold (running or finished and not yet expired)."""
+        return self.store.limit
+
+    @limit.setter
+    def limit(self, value: int) -> None:
+        self.store.limit = value
+
+    @property
+    def shared(self) -> SharedState | None:
+        """The fleet's state, when tasks may run on other workers."""
+        state = self.server.state
+        return state if isinstance(state, SharedState) and state.spans_workers else None
+
+    @property
+    def worker_id(self) -> str:
+        state = self.shared
+        return state.worker_id if state is not None else _LOCAL_WORKER
+
+    # ------------------------------------------------------------ negotiation
+
+    def offered(self) -> bool:
+        return any(tool.task is not None for tool in self.server.registry.tools.values())
+
+    def declare(self, capabilities: dict[str, Any], request: RequestReceived) -> dict[str, Any]:
+        """``capabilities`` with what this server offers of tasks in ``request``'s revision."""
+        if not self.offered():
+            return capabilities
+        if request.era == "stateless":
+            capabilities["extensions"] = {**capabilities.get("extensions", {}), TASKS_EXTENSION: {}}
+        elif request.version in CORE_TASK_VERSIONS:
+            tasks: dict[str, Any] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
+            if self.shared is None:  # listing needs every task of a caller in one place
+                tasks["list"] = {}
+            capabilities["tasks"] = tasks
+        return capabilities
+
+    def require_extension(self, request: RequestReceived) -> None:
+        if request.era == "stateless" and not declares_extension(request):
+            raise needs_extension()
+
+    def wanted(self, tool: RegisteredTool, request: RequestReceived) -> bool:
+        """Whether this call of a task-capable ``tool`` becomes a task; raises when it must be
+        one and cannot (the client did not declare tasks, or did not ask for one)."""
+        if request.era == "stateless":
+            if declares_extension(request):
+                return True
+            if tool.task == "required":
+                raise needs_extension()
+            return False
+        if isinstance(request.params.get("task"), dict) and request.version in CORE_TASK_VERSIONS:
+            return True
+        if tool.task == "required":
+            raise MethodNotFound(f"Tool {tool.name!r} runs only as a task: call it with params.task (tasks.mdx)")
+        return False
+
+    def refuse_task_param(self, request: RequestReceived) -> None:
+        """A 2025-11-25 task asked of a tool without task support: -32601 (tasks.mdx §Tool-Level
+        Negotiation), when this server declares tasks at all (else the param is ignored)."""
+        if request.version in CORE_TASK_VERSIONS and self.offered():
+            raise MethodNotFound(f"Tool {request.params.get('name')!r} does not run as a task")
+
+    # ------------------------------------------------------------ owners
+
+    def owner(self, context: Context) -> str:
+        """Who a task belongs to (see the module): one fixed-shape scope name."""
+        principal = context.principal
+        if principal is not None:
+            return "principal:" + _hash(str(principal))
+        transport = context.connection.transport
+        session_id = getattr(transport, "session_id", None)
+        if context.era == "handshake" and isinstance(session_id, str):
+            return "session:" + _hash(session_id)
+        if transport.authenticates_callers:
+            return "anonymous"
+        return self.server.connection_scope(context.connection) or "anonymous"
+
+    # ------------------------------------------------------------ starting
+
+    async def start(self, tool: RegisteredTool, kwargs: dict[str, Any], context: Context) -> Any:
+        """Run ``tool`` as a task: the ``CreateTaskResult`` once the task is stored. A tool
+        registered with ``task_start="explicit"`` runs as the request until its body calls
+        ``ctx.start_task()``; if it returns (or asks, or fails) before that, its outcome is the
+        request's: the value returned here, or the exception raised."""
+        request = context.request
+        now = self.clock()
+        record = TaskRecord(
+            task_id=new_task_id(),
+            owner=self.owner(context),
+            era=request.era,
+            worker=self.worker_id,
+            created=now,
+            ttl=self._ttl(request),
+            poll_interval=self.poll_interval,
+        )
+        runner = TaskRunner(self, record, context, tool)
+        context.task = runner
+        if tool.task_start == "call":
+            await runner.begin()
+        body = runner.launch(kwargs)
+        if not runner.begun:
+            try:
+                await asyncio.wait({body, runner.created}, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                body.cancel()  # the request was cancelled before the task began
+                raise
+            if not runner.begun:
+                context.task = None
+                return await body
+        return runner.record.create_result(request.era)
+
+    def _ttl(self, request: RequestReceived) -> float:
+        asked = request.params.get("task")
+        ttl = asked.get("ttl") if isinstance(asked, dict) and request.era == "handshake" else None
+        if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl > 0:
+            return min(ttl / 1000, self.max_ttl)
+        return min(self.ttl, self.max_ttl)
+
+    async def keep(self, runner: TaskRunner) -> None:
+        """Store a new task (``TaskRunner.begin``); its commands can reach this worker first."""
+        state = self.shared
+        if state is not None:
+            await self.relay.ready(state)
+        record = runner.record
+        self.running[record.task_id] = runner
+        try:
+            await self.store.create(record)
+        except BaseException:
+            self.running.pop(record.task_id, None)
+            raise
+        if state is None:
+            self._list(record)
+
+    def _list(self, record: TaskRecord) -> None:
+        """Remember a task for ``tasks/list``: its owner's newest, while not expired; the owners
+        who listed least recently are forgotten first past ``_LISTED_OWNERS``."""
+        listed = self._listed.pop(record.owner, [])
+        self._listed[record.owner] = listed  # the newest owner last
+        now = self.clock()
+        listed[:] = [entry for entry in listed[-_LISTED_PER_OWNER + 1 :] if entry[1] > now]
+        listed.append((record.task_id, record.expires))
+        while len(self._listed) > _LISTED_OWNERS:
+            del self._listed[next(iter(self._listed))]
+
+    def release(self, runner: TaskRunner) -> None:
+        if self.running.get(runner.record.task_id) is runner:
+            del self.running[runner.record.task_id]
+
+    # ------------------------------------------------------------ following
+
+    async def follow(self, context: Context) -> tuple[list[str] | None, Callable[[], None]]:
+        """``subscriptions/listen`` asking ``notifications.taskIds``: the ids granted (the caller's
+        own, live or finished; others are left out), and what stops following them. -32021 for a
+        client without the extension (SEP-2663 §Task Status Notifications)."""
+        asked = context.request.params.get("notifications")
+        ids = asked.get("taskIds") if isinstance(asked, dict) else None
+        if ids is None:
+            return None, _nothing
+        self.require_extension(context.request)
+        if not isinstance(ids, list) or not all(isinstance(task_id, str) for task_id in ids):
+            raise InvalidParams("subscriptions/listen: notifications.taskIds must be a list of task ids")
+        if len(ids) > _FOLLOWED_PER_STREAM:
+            raise InvalidParams(f"subscriptions/listen: follow at most {_FOLLOWED_PER_STREAM} tasks per stream")
+        granted: list[str] = []
+        for task_id in dict.fromkeys(ids):
+            with contextlib.suppress(InvalidParams):  # not the caller's, or gone: not granted
+                await self.find(context, task_id)
+                granted.append(task_id)
+        state = self.shared
+        if state is None or not granted:
+            return granted, _nothing
+        stops = [state.listen(status_channel(task_id), functools.partial(self._heard, task_id)) for task_id in granted]
+        for task_id in granted:
+            await state.listening(status_channel(task_id))
+
+        def stop_following() -> None:
+            for stop in stops:
+                stop()
+
+        return granted, stop_following
+
+    def changed(self, record: TaskRecord) -> None:
+        """A task's status or questions changed: ``notifications/tasks`` to the streams following it
+        (in a fleet, wherever they are: one publish on the task's channel)."""
+        task = record.extension_task(detailed=True)
+        state = self.shared
+        if state is None:
+            self.server.subscriptions.task_changed(record.task_id, task)
+        else:
+            self.relay.announce(state, status_channel(record.task_id), task)
+
+    def _heard(self, task_id: str, data: bytes) -> None:
+        task = msgspec.json.decode(data)
+        if isinstance(task, dict):
+            self.server.subscriptions.task_changed(task_id, task)
+
+    # ------------------------------------------------------------ finding
+
+    async def find(self, context: Context, task_id: Any) -> TaskRecord:
+        """The caller's task ``task_id``: -32602 when there is none (never made, another
+        caller's, or expired). A live task whose worker is gone is marked failed first."""
+        if not isinstance(task_id, str):
+            raise InvalidParams(f"{context.request.method}: params.taskId must be a string")
+        owner = self.owner(context)
+        runner = self.running.get(task_id)
+        if runner is not None and runner.begun and runner.record.owner == owner:
+            return runner.record
+        record = await self.store.load(owner, task_id)
+        if record is None:
+            raise InvalidParams("Failed to retrieve task: Task not found", data={"taskId": task_id})
+        if not record.terminal and await self._runner_gone(record):
+            await self._lost(record)
+        return record
+
+    async def listed(self, context: Context) -> list[TaskRecord]:
+        """The caller's tasks, oldest first (2025-11-25 ``tasks/list``; one process only)."""
+        owner = self.owner(context)
+        found: list[TaskRecord] = []
+        for task_id, _ in list(self._listed.get(owner, ())):
+            record = await self.store.load(owner, task_id)
+            if record is not None:
+                found.append(record)
+        return found
+
+    async def _runner_gone(self, record: TaskRecord) -> bool:
+        if record.worker == self.worker_id:
+            return record.task_id not in self.running  # ours, and nothing runs it
+        state = self.shared
+        return state is not None and not await state.alive(record.worker)
+
+    async def _lost(self, record: TaskRecord) -> None:
+        message = f"the server worker running this task ({record.worker}) stopped before the task finished"
+        record.questions.clear()
+        record.error = {"code": INTERNAL_ERROR, "message": message}
+        record.move("failed", self.clock(), message)
+        await self.store.save(record)
+
+    # ------------------------------------------------------------ commands
+
+    async def deliver(self, record: TaskRecord, responses: dict[str, Any]) -> None:
+        """Hand answers to the task's questions to its runner, here or on its worker."""
+        runner = self.running.get(record.task_id)
+        if runner is not None:
+            if runner.answer(responses):
+                await runner.save()
+            return
+        await self._command(record, {"k": "update", "t": record.task_id, "o": record.owner, "r": responses})
+
+    async def cancel(self, record: TaskRecord) -> TaskRecord:
+        """Cancel a live task; the record as it is after (cancelled, unless it ended first)."""
+        runner = self.running.get(record.task_id)
+        if runner is not None:
+            await runner.cancel()
+            return runner.record
+        await self._command(record, {"k": "cancel", "t": record.task_id, "o": record.owner})
+        return await self.store.load(record.owner, record.task_id) or record
+
+    async def _command(self, record: TaskRecord, message: dict[str, Any]) -> None:
+        state = self.shared
+        if state is None or record.worker == self.worker_id:
+            return  # no runner anywhere: find() has marked it failed, or it just ended
+        if await self.relay.command(state, record.worker, message) is None:
+            await self._lost(record)
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
