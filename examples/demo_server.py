@@ -1,5 +1,5 @@
-"""A small server that shows the basics: typed tools, structured output, progress, prompts, resources,
-and the chapter's ``deploy_to_production`` story (roots, a form, URL-mode authorization, a
+"""A small server that shows the basics: typed tools, structured output, progress, sampling, prompts,
+resources, and the chapter's ``deploy_to_production`` story (roots, a form, URL-mode authorization, a
 cancellable build: see ``examples/deploy_demo.py``).
 
 Run it on stdio with ``backchannel run examples/demo_server.py``; ``backchannel demo`` connects to it.
@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from deploy_demo import add_deploy  # examples/deploy_demo.py, beside this file
 
-from backchannel import Complete, Context, Server, ToolError
+from backchannel import Complete, Context, RequestError, Server, ToolError
 
 server = Server(
     "demo", "0.1.0", instructions="A demo server: arithmetic, a weather report, a slow job and deploy_to_production."
@@ -49,6 +49,24 @@ async def slow_count(to: int, ctx: Context) -> str:
         await asyncio.sleep(0.05)
         await ctx.report_progress(step, to, f"counted {step}")
     return f"counted to {to}"
+
+
+@server.tool()
+async def haiku(topic: str, ctx: Context) -> str:
+    """A haiku about a topic, written by the client's model (sampling): at the terminal, by you."""
+    try:
+        reply = await ctx.sample(
+            f"Write a haiku about {topic}.",
+            max_tokens=60,
+            system_prompt="You are a poet who answers only in haiku.",
+            model_preferences={"hints": [{"name": "claude"}], "intelligencePriority": 0.7, "speedPriority": 0.4},
+            temperature=0.8,
+        )
+    except RequestError as exc:  # -1: the person refused (a handshake-era client says so; a stateless one just stops)
+        raise ToolError(f"No haiku: the client answered {exc.message!r} ({exc.code}).") from None
+    blocks = reply.content if isinstance(reply.content, list) else [reply.content]
+    poem = "\n".join(getattr(block, "text", "") for block in blocks)
+    return f"A haiku about {topic}, by {reply.model}:\n{poem}"
 
 
 @server.prompt()

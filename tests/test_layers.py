@@ -22,7 +22,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"types"}),
     frozenset({"protocol", "framing", "forms"}),
     frozenset({"transports", "state"}),
-    frozenset({"runtime"}),
+    frozenset({"runtime", "auth"}),
     frozenset({"http_host"}),
     frozenset({"server", "client"}),
     frozenset({"ui", "(package)"}),

@@ -6,10 +6,7 @@ pages run on its loopback side listener, and the browser step done over HTTP.
 
 from __future__ import annotations
 
-import os
-import re
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,46 +14,18 @@ import httpx2 as httpx
 import pexpect
 import pytest
 
+import _pty
+
 SERVER = Path(__file__).resolve().parent / "words_server.py"
-ROOT = SERVER.parents[2]
-TIMEOUT = 30
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>78]|\r")
 _LINK = r"Open this link in your browser: (http://127\.0\.0\.1:\d+/elicit/[A-Za-z0-9_-]+)"
 _CODE = r"Code: (\d{4}-\d{4})"
 
 
-class Screen:
+class Screen(_pty.Screen):
     """``backchannel connect`` in a pty, read with the escape codes taken out."""
 
     def __init__(self, era: str) -> None:
-        env = {**os.environ, "PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm-256color", "NO_COLOR": "1"}
-        args = ["-m", "backchannel", "connect", "--no-browser", "--era", era, sys.executable, str(SERVER)]
-        self.child = pexpect.spawn(
-            sys.executable, args, cwd=str(ROOT), env=env, encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 200)
-        )
-        self.raw = ""
-        self.pos = 0
-
-    def expect(self, pattern: str) -> re.Match[str]:
-        regex = re.compile(pattern)
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            screen = _ANSI.sub("", self.raw)
-            found = regex.search(screen, self.pos)
-            if found:
-                self.pos = found.end()
-                return found
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no {pattern!r} within {TIMEOUT}s; the screen ends with:\n{screen[-3000:]}")
-            try:
-                self.raw += self.child.read_nonblocking(65536, timeout=0.5)
-            except pexpect.TIMEOUT:
-                continue
-            except pexpect.EOF:
-                raise AssertionError(f"the program ended before {pattern!r}:\n{screen[-3000:]}") from None
-
-    def line(self, text: str) -> None:
-        self.child.send(text + "\r")
+        super().__init__("connect", "--no-browser", "--era", era, sys.executable, str(SERVER), columns=200)
 
     def link(self) -> tuple[str, str]:
         """Agree to the link on screen: its code (from the panel) and its URL (printed after "y")."""

@@ -3,17 +3,29 @@
 official client in a subprocess, and ``RoundRobin`` to steer the browser's next request.
 
 - ``url_official_fleet()``: the fleet; ``entries(since)`` is every worker's log merged by arrival.
+  ``url_process_fleet(server)`` is the same fleet of another worker script (same arguments).
 - ``Peer``: a client process and its record file (``{"kind": "elicitation" | "notification" |
   "result", ...}`` lines, written as things happen by ``tests/peers/pysdk_client.py --record``
   and ``tests/peers/ts_client.mjs``'s ``"record"``).
 - ``RoundRobin``: where nginx's rotation stands (``GET /whoami``); ``before(worker)`` makes the
   next request land on ``worker``.
+- ``through_the_browser(...)``: the person's three steps in the page, each steered to a worker.
 - ``until(found, what)``: ``found()``'s first truthy value, polled (it reads another process's file).
 """
 
 from __future__ import annotations
 
-__all__ = ["WORKERS", "Peer", "RoundRobin", "UrlOfficialFleet", "chromium", "until", "url_official_fleet"]
+__all__ = [
+    "WORKERS",
+    "Peer",
+    "RoundRobin",
+    "UrlProcessFleet",
+    "chromium",
+    "through_the_browser",
+    "until",
+    "url_official_fleet",
+    "url_process_fleet",
+]
 
 import asyncio
 import contextlib
@@ -76,7 +88,7 @@ async def until(found: Callable[[], Any], what: str, alive: Callable[[], bool] =
 
 
 @dataclass
-class UrlOfficialFleet:
+class UrlProcessFleet:
     base: str
     directory: Path
     processes: dict[str, subprocess.Popen[bytes]]  # by name (w0...)
@@ -105,10 +117,15 @@ class UrlOfficialFleet:
         )
 
 
+def url_official_fleet() -> contextlib.AbstractContextManager[UrlProcessFleet]:
+    return url_process_fleet(SERVER)
+
+
 @contextlib.contextmanager
-def url_official_fleet() -> Iterator[UrlOfficialFleet]:
+def url_process_fleet(server: Path) -> Iterator[UrlProcessFleet]:
+    """``WORKERS`` processes of ``server`` (``--port --redis --name --base --provider --log``)."""
     with contextlib.ExitStack() as stack:
-        directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bc-url-official-")))
+        directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bc-url-fleet-")))
         provider = ThreadingHTTPServer(("127.0.0.1", 0), _Provider)
         threading.Thread(target=provider.serve_forever, daemon=True).start()
         stack.callback(provider.shutdown)
@@ -119,7 +136,7 @@ def url_official_fleet() -> Iterator[UrlOfficialFleet]:
         for number, port in enumerate(ports):
             name = f"w{number}"
             argv = [
-                sys.executable, str(SERVER), "--port", str(port), "--redis", redis.url, "--name", name,
+                sys.executable, str(server), "--port", str(port), "--redis", redis.url, "--name", name,
                 "--base", nginx.url, "--provider", f"http://127.0.0.1:{provider.server_port}/authorize",
                 "--log", str(directory / f"{name}.log"),
             ]  # fmt: skip
@@ -131,7 +148,7 @@ def url_official_fleet() -> Iterator[UrlOfficialFleet]:
         for (name, process), port in zip(processes.items(), ports, strict=True):
             out = directory / f"{name}.out"
             wait_for_port(port, process, timeout=30.0, output=functools.partial(out.read_text, errors="replace"))
-        yield UrlOfficialFleet(nginx.url, directory, processes)
+        yield UrlProcessFleet(nginx.url, directory, processes)
 
 
 class Peer:
@@ -232,3 +249,18 @@ async def chromium(directory: Path) -> AsyncIterator[Callable[[], Awaitable[Any]
         finally:
             for context in contexts:
                 await context.close()
+
+
+async def through_the_browser(page: Any, robin: RoundRobin, steps: list[str], url: str, code: str) -> None:
+    """The person's part of the flow at ``url``, each request steered to the next of ``steps``: the
+    landing page, the confirmation ``code``'s POST, and the provider's "Allow" back to the callback."""
+    await robin.before(steps[0])
+    await page.goto(url)
+    assert await page.inner_text("#title") == "Confirm it is you"
+    await page.fill("#code", code)
+    await robin.before(steps[1])
+    await page.click("#continue")
+    await page.wait_for_selector("#allow")  # at the provider, with the owner's cookie set
+    await robin.before(steps[2])
+    await page.click("#allow")
+    await page.wait_for_selector("#done")

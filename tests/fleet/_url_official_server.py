@@ -4,7 +4,7 @@ each POST carried, so the test can tell when the client has answered (and gone q
 
     python tests/fleet/_url_official_server.py --port P --redis URL --name w0 --base URL --provider URL --log FILE
 
-- ``connect``, the tool: ``ctx.elicit_url(..., flow=LoggedGrant)``; ``"<action>@<name>"``.
+- ``connect``, the tool, its handler and arguments: ``url_fleet_server.main``'s, with this log.
 - ``GET /whoami`` answers this worker's id in the shared state (where nginx's round robin stands).
 - ``--log`` gets one JSON line per HTTP request as it arrives: ``{"t", "worker", "method", "path",
   "session", "rpc"}`` (``worker``: the id in the shared state; ``t``: ``time.monotonic_ns()``, one
@@ -15,16 +15,13 @@ each POST carried, so the test can tell when the client has answered (and gone q
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
-from pathlib import Path
 from typing import Any, TextIO
 
-from url_fleet_server import LoggedGrant
+from url_fleet_server import main
 
-from backchannel import Context, Server
-from backchannel.server.url_elicitation import UrlElicitations
+from backchannel import Server
 
 
 def summary(body: bytes) -> list[dict[str, Any]]:
@@ -92,34 +89,5 @@ class RequestLog:
         await self.app(scope, replay, send)
 
 
-class LoggedServer(Server):
-    sink: TextIO
-
-    def http_app(self, path: str = "/mcp", **options: Any) -> Any:
-        return RequestLog(super().http_app(path, **options), self, self.sink)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="_url_official_server.py")
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--redis", required=True, help="redis://... shared by every worker")
-    parser.add_argument("--name", required=True, help="this worker's name, as the tool reports it")
-    parser.add_argument("--base", required=True, help="the fleet's public address (nginx)")
-    parser.add_argument("--provider", required=True, help="the stand-in provider's authorization URL")
-    parser.add_argument("--log", type=Path, required=True)
-    args = parser.parse_args()
-    server = LoggedServer("url-official")
-    server.sink = args.log.open("a", encoding="utf-8")
-    server.url_elicitations = UrlElicitations(args.base)
-    grant = LoggedGrant(server, args.provider, server.sink)
-
-    @server.tool()
-    async def connect(ctx: Context) -> str:
-        outcome = await ctx.elicit_url("Connect your account.", flow=grant)
-        return f"{outcome.action}@{args.name}"
-
-    server.run_http("127.0.0.1", args.port, "/mcp", redis=args.redis)
-
-
 if __name__ == "__main__":
-    main()
+    main(RequestLog, prog="_url_official_server.py", name="url-official")

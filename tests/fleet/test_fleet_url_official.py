@@ -51,7 +51,15 @@ except RuntimeError as missing:
     pytest.skip(str(missing), allow_module_level=True)
 
 from _url_fleet import code_in, token_of  # noqa: E402 - after the skips: they need what is skipped for
-from _url_official_fleet import Peer, RoundRobin, UrlOfficialFleet, chromium, until, url_official_fleet  # noqa: E402
+from _url_official_fleet import (  # noqa: E402
+    Peer,
+    RoundRobin,
+    UrlProcessFleet,
+    chromium,
+    through_the_browser,
+    until,
+    url_official_fleet,
+)
 
 ACCEPT = {"action": "accept"}
 #: What each client answers to the second link: the consent refused, in each era's word for it.
@@ -60,12 +68,12 @@ HANDSHAKE = ("legacy", "ts")
 
 
 @pytest.fixture(scope="module")
-def fleet() -> Iterator[UrlOfficialFleet]:
+def fleet() -> Iterator[UrlProcessFleet]:
     with url_official_fleet() as running:
         yield running
 
 
-def start(client: str, fleet: UrlOfficialFleet, tmp: Path) -> tuple[Peer, int]:
+def start(client: str, fleet: UrlProcessFleet, tmp: Path) -> tuple[Peer, int]:
     """The client, running its two calls of ``connect``; and the step number of its first call."""
     record = tmp / "record.jsonl"
     answers = [ACCEPT, {"action": REFUSAL[client]}]
@@ -103,7 +111,7 @@ def text_of(result: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize("client", ["legacy", "2026-07-28", "ts"])
 def test_url_elicitation_with_each_browser_step_on_another_worker(
-    client: str, fleet: UrlOfficialFleet, tmp_path: Path
+    client: str, fleet: UrlProcessFleet, tmp_path: Path
 ) -> None:
     since = time.monotonic_ns()
     peer, first = start(client, fleet, tmp_path)
@@ -134,16 +142,7 @@ def test_url_elicitation_with_each_browser_step_on_another_worker(
             ring = [robin.after(consent["worker"], k) for k in (1, 2, 3, 4)]
             steps = [worker for worker in ring if worker != owner][:3]
 
-            await robin.before(steps[0])
-            await page.goto(asked["url"])
-            assert await page.inner_text("#title") == "Confirm it is you"
-            await page.fill("#code", code_in(asked["message"]))
-            await robin.before(steps[1])
-            await page.click("#continue")
-            await page.wait_for_selector("#allow")  # at the provider, with the owner's cookie set
-            await robin.before(steps[2])
-            await page.click("#allow")
-            await page.wait_for_selector("#done")
+            await through_the_browser(page, robin, steps, asked["url"], code_in(asked["message"]))
             assert page.url.startswith(fleet.base + "/elicit/callback?state=" + owner + ".")
 
             accepted = text_of(await peer.result(first))

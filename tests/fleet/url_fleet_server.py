@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -77,13 +78,18 @@ class Logged:
 
 class LoggedServer(Server):
     sink: TextIO
+    log: Callable[[Any, Server, TextIO], Any]
 
     def http_app(self, path: str = "/mcp", **options: Any) -> Any:
-        return Logged(super().http_app(path, **options), self, self.sink)
+        return self.log(super().http_app(path, **options), self, self.sink)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="url_fleet_server.py")
+def main(
+    log: Callable[[Any, Server, TextIO], Any] = Logged, prog: str = "url_fleet_server.py", name: str = "url-fleet"
+) -> None:
+    """The worker, ``log`` wrapping its app as ``Logged`` does; ``_url_official_server.py`` runs it
+    with a log that says more."""
+    parser = argparse.ArgumentParser(prog=prog)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--redis", required=True, help="redis://... shared by every worker")
     parser.add_argument("--name", required=True, help="this worker's name, as the tool reports it")
@@ -91,8 +97,8 @@ def main() -> None:
     parser.add_argument("--provider", required=True, help="the stand-in provider's authorization URL")
     parser.add_argument("--log", type=Path, required=True)
     args = parser.parse_args()
-    server = LoggedServer("url-fleet")
-    server.sink = args.log.open("a", encoding="utf-8")
+    server = LoggedServer(name)
+    server.sink, server.log = args.log.open("a", encoding="utf-8"), log
     server.url_elicitations = UrlElicitations(args.base)
     grant = LoggedGrant(server, args.provider, server.sink)
 

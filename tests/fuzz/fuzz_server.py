@@ -35,7 +35,17 @@ class Person:
 
 def make_server() -> Server:
     # Short waits: a fuzzed client that never answers a question must not hold a call for long.
-    server = Server("fuzz-fixture", "1.0.0", page_size=2, log_level="debug", elicitation_timeout=2.0, default_roots=[])
+    # No completion rate limit: the fuzzer sends thousands of completion frames to check how each is
+    # read, and a limit (tested on its own in tests/completion) would answer most of them -31429.
+    server = Server(
+        "fuzz-fixture",
+        "1.0.0",
+        page_size=2,
+        log_level="debug",
+        elicitation_timeout=2.0,
+        default_roots=[],
+        completion_rate=None,
+    )
 
     @server.tool()
     def echo(text: str) -> str:

@@ -20,9 +20,9 @@ import httpx2 as httpx
 from backchannel import Context, Server
 from backchannel.framing import http as H
 from backchannel.framing.sse import SSEDecoder, SSEEvent
+from backchannel.http_host.app import HttpApp
 from backchannel.testing import run as kit_run
 from backchannel.testing import serve_on_loopback, within
-from backchannel.http_host.app import HttpApp
 from backchannel.types import meta as M
 
 T = TypeVar("T")

@@ -485,7 +485,7 @@ def test_unsupported_stateless_version(version: Any) -> None:
                 "code": -32022,
                 "message": "Unsupported protocol version",
                 "data": {
-                    "supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"],
+                    "supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
                     "requested": version,
                 },
             },

@@ -149,7 +149,7 @@ def test_versions_of_older_revisions() -> None:
         assert spec is not None
         return spec.versions
 
-    legacy = frozenset({"2025-03-26", "2025-06-18", "2025-11-25"})
+    legacy = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
     assert versions("ping") == legacy
     assert versions("initialize") == legacy
     assert versions("server/discover") == {"2026-07-28"}

@@ -28,7 +28,7 @@ def test_lists_and_calls_on_the_demo_server(era: str) -> None:
             assert f"Connected to demo 0.1.0 ({era} era" in ui.output
             assert "A demo server: arithmetic" in ui.output
             out = await ui.do("tools")
-            assert "4 tools" in out and "slow_count" in out and "deploy_to_production" in out and "a*, b=1" in out
+            assert "5 tools" in out and "slow_count" in out and "deploy_to_production" in out and "a*, b=1" in out
             out = await ui.do("call add a=2 b=40")
             assert any("result" in line and "42" in line for line in out.splitlines())
             out = await ui.do("call add", "2", "")  # asked field by field; b left to its default
@@ -189,7 +189,7 @@ def test_roots_are_offered_to_the_server(tmp_path: Path) -> None:
 def test_mistakes_are_explained_and_the_session_goes_on() -> None:
     async def main() -> None:
         async with driven(demo_server(), "handshake") as ui:
-            assert "no tool named 'nope' (tools: add, weather, slow_count, deploy_to_production)" in await ui.do(
+            assert "no tool named 'nope' (tools: add, weather, slow_count, haiku, deploy_to_production)" in await ui.do(
                 "call nope"
             )
             assert "no prompt named 'nope'" in await ui.do("prompt nope")

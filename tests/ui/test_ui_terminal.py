@@ -131,7 +131,7 @@ def test_connect_lists_and_calls_the_demo_server(terms: list[Term]) -> None:
     child.expect("Connected to demo 0.1.0")
     child.expect("demo>")
     child.sendline("tools")
-    child.expect("4 tools")
+    child.expect("5 tools")
     child.expect("slow_count")
     child.expect("demo>")
     child.sendline("call add")

@@ -37,7 +37,13 @@ not read as ours), or the http(s):// URL of a Streamable HTTP endpoint.
 
   backchannel connect -- python server.py --verbose
   backchannel connect --era handshake -- backchannel run server.py
-  backchannel connect http://127.0.0.1:8000/mcp"""
+  backchannel connect http://127.0.0.1:8000/mcp
+
+A server that asks for a login (OAuth 2.1) gets one: your browser opens its page, and the
+tokens are kept for the next time (backchannel logout URL forgets them)."""
+_LOGOUT = """Forget the tokens that backchannel connect keeps for the http(s):// server at URL (in
+$XDG_CONFIG_HOME/backchannel/oauth.json), revoking its refresh token where the authorization
+server offers revocation. The next connect logs in again."""
 _DEMO = """The terminal client on the bundled example server (examples/demo_server.py): tools to
 call, a form, a link to authorize in the browser, a progress bar and log lines. Type help
 once connected; Ctrl-C cancels a running call."""
@@ -81,6 +87,12 @@ def build_parser(call_help: bool = False) -> tuple[argparse.ArgumentParser, dict
     run.add_argument(
         "--workers", type=_workers, default=1, help="HTTP: worker processes on the one port (more than 1 needs --redis)"
     )
+    run.add_argument(
+        "--legacy-sse",
+        action="store_true",
+        help="HTTP: also serve the deprecated HTTP+SSE transport of 2024-11-05 (GET /sse, POST /messages/) "
+        "for old clients; one worker only",
+    )
     connect = commands.add_parser(
         "connect",
         help="an interactive session with a server: a command to spawn (stdio) or an http(s):// URL",
@@ -99,6 +111,10 @@ def build_parser(call_help: bool = False) -> tuple[argparse.ArgumentParser, dict
         metavar="SERVER",
         help="the server: COMMAND [ARGS...] (spawned, stdio) or an http(s):// URL",
     )
+    logout = commands.add_parser(
+        "logout", help="forget the login kept for an http(s):// server", description=_LOGOUT, formatter_class=raw
+    )
+    logout.add_argument("url", type=_http_url, metavar="URL", help="the server's http(s):// URL, as given to connect")
     _call_parser(commands, call_help)
     return parser, dict(commands.choices)
 
@@ -127,7 +143,30 @@ def _session_options(sub: argparse.ArgumentParser) -> None:
         "--no-browser",
         dest="browser",
         action="store_false",
-        help="print the links of URL requests (after you agree) instead of opening a browser",
+        help="print the links of logins and URL requests (after you agree) instead of opening a browser",
+    )
+    _sampling_options(sub, "you approve each request and each reply; without these you type the reply")
+
+
+def _sampling_options(sub: argparse.ArgumentParser, who: str) -> None:
+    """Where the server's sampling requests go (``ui/sampling_models.py``)."""
+    sampling = sub.add_argument_group("sampling", f"who answers the server's sampling requests ({who})")
+    sampling.add_argument(
+        "--sampling-endpoint",
+        type=_http_url,
+        default=None,
+        metavar="URL",
+        help="an OpenAI-compatible chat-completions URL (.../v1/chat/completions)",
+    )
+    sampling.add_argument("--sampling-model", default=None, metavar="MODEL", help="the model to ask the endpoint for")
+    sampling.add_argument(
+        "--sampling-key-env", default=None, metavar="NAME", help="the environment variable holding the endpoint's key"
+    )
+    sampling.add_argument(
+        "--sampling-command",
+        default=None,
+        metavar="COMMAND",
+        help="a program that reads the request as JSON on stdin and writes the result on stdout",
     )
 
 
@@ -171,6 +210,7 @@ def _call_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], 
         choices=LOG_LEVELS,
         help="print the server's log messages at this level and above on stderr",
     )
+    _sampling_options(call, "without these, the answers file")
 
 
 def plain_help(text: str) -> str:
@@ -186,14 +226,24 @@ def plain_help(text: str) -> str:
 # -- the checks: each returns the value to use, or raises ArgumentTypeError saying what is wrong --
 
 
-def _port(text: str) -> int:
+def _http_url(text: str) -> str:
+    if not re.match(r"https?://[^/?#\s]+", text, re.IGNORECASE):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an http(s):// URL")
+    return text
+
+
+def _whole_number(text: str, low: int, high: int, what: str) -> int:
     try:
-        port = int(text)
+        number = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1 to 65535)") from None
-    if not 1 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not a port number (1 to 65535)")
-    return port
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what} ({low} to {high})") from None
+    if not low <= number <= high:
+        raise argparse.ArgumentTypeError(f"{number} is not {what} ({low} to {high})")
+    return number
+
+
+def _port(text: str) -> int:
+    return _whole_number(text, 1, 65535, "a port number")
 
 
 def _host(text: str) -> str:
@@ -220,13 +270,7 @@ def _redis_url(text: str) -> str:
 
 
 def _workers(text: str) -> int:
-    try:
-        count = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of workers (1 to 64)") from None
-    if not 1 <= count <= 64:
-        raise argparse.ArgumentTypeError(f"{count} is not a number of workers (1 to 64)")
-    return count
+    return _whole_number(text, 1, 64, "a number of workers")
 
 
 def _directory(text: str) -> str:

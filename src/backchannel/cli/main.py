@@ -8,6 +8,10 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..ui.sampling_models import SamplingModel
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -28,6 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _connect(args)
     if args.command == "call":
         return _call(args, server_words, commands["call"])
+    if args.command == "logout":
+        return _logout(args.url)
     return 2  # pragma: no cover - argparse rejects unknown commands first
 
 
@@ -46,6 +52,12 @@ def _run(args: argparse.Namespace) -> int:
     if (args.redis is not None or args.workers > 1) and not args.http:
         print("backchannel run: --redis and --workers serve HTTP: add --http", file=sys.stderr)
         return 2
+    if args.legacy_sse and (not args.http or args.workers > 1):
+        print(
+            "backchannel run: --legacy-sse serves HTTP from one process: add --http, leave out --workers",
+            file=sys.stderr,
+        )
+        return 2
     if args.http:
         from ..server.hosting import http_base
 
@@ -53,13 +65,17 @@ def _run(args: argparse.Namespace) -> int:
         wide = f"; it listens on every interface ({args.host})" if args.host in ("0.0.0.0", "::") else ""
         fleet = f" with {args.workers} workers" if args.workers > 1 else ""
         fleet += f", sharing state through {args.redis}" if args.redis else ""
+        legacy = f", and the deprecated HTTP+SSE transport at {http_base(args.host, args.port)}/sse"
+        fleet += legacy if args.legacy_sse else ""
         print(
             f"backchannel run: serving {server.name} over Streamable HTTP at {url}{fleet} (Ctrl-C stops it{wide}); "
             f"connect with: backchannel connect {url}",
             file=sys.stderr,
             flush=True,
         )
-        server.run_http(args.host, args.port, args.path, redis=args.redis, workers=args.workers)
+        server.run_http(
+            args.host, args.port, args.path, redis=args.redis, workers=args.workers, legacy_sse=args.legacy_sse
+        )
     else:
         server.run()
     return 0
@@ -86,6 +102,9 @@ def _connect(args: argparse.Namespace) -> int:
             print("backchannel connect: give a server command (with its arguments) or a URL", file=sys.stderr)
             return 2
     roots = args.root if args.root is not None else [os.getcwd()]
+    sampling = _sampling(args)
+    if isinstance(sampling, str):
+        return 2
     return run_connect(
         target,
         roots=roots,
@@ -94,7 +113,17 @@ def _connect(args: argparse.Namespace) -> int:
         log_level=args.server_log_level,
         browser=args.browser,
         label=label,
+        sampling=sampling,
     )
+
+
+def _logout(url: str) -> int:
+    import asyncio
+
+    from ..ui.login import forget
+
+    print(f"backchannel logout: {asyncio.run(forget(url))}")
+    return 0
 
 
 def _call(args: argparse.Namespace, server_words: list[str] | None, parser: argparse.ArgumentParser) -> int:
@@ -116,6 +145,9 @@ def _call(args: argparse.Namespace, server_words: list[str] | None, parser: argp
             target = split_target(args.target)
         except ValueError as exc:
             parser.error(f"cannot read the server command {args.target!r}: {exc}")
+    sampling = _sampling(args)
+    if isinstance(sampling, str):
+        return 2
     return run_call(
         target,
         tool,
@@ -126,7 +158,25 @@ def _call(args: argparse.Namespace, server_words: list[str] | None, parser: argp
         roots=args.root if args.root is not None else [os.getcwd()],
         timeout=args.timeout or None,
         log_level=args.log_level,
+        sampling=sampling,
     )
+
+
+def _sampling(args: argparse.Namespace) -> SamplingModel | str | None:
+    """The model the ``--sampling-*`` options name (None: the person, or ``call``'s answers file);
+    a string when they do not fit together, once said on stderr."""
+    from ..ui.sampling_models import sampling_model
+
+    try:
+        return sampling_model(
+            endpoint=args.sampling_endpoint,
+            model=args.sampling_model,
+            key_env=args.sampling_key_env,
+            command=args.sampling_command,
+        )
+    except ValueError as exc:
+        print(f"backchannel {args.command}: {exc}", file=sys.stderr)
+        return str(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -26,8 +26,8 @@ from ..protocol.session import Session, SessionConfig
 from ..runtime.connection import Connection, ProgressCallback
 from ..transports.base import Transport
 from ..transports.http.negotiated import NegotiatedHeaders
-from ..types.completion import Completion, CompletionArgument, PromptReference, ResourceTemplateReference
-from ..types.errors import MCPError
+from ..types.capabilities import with_extensions
+from ..types.errors import LocalProtocolError, MCPError, RequestError
 from ..types.lifecycle import DiscoverResult
 from ..types.logging import LOGGING_LEVELS, LoggingLevel
 from ..types.prompts import GetPromptResult, ListPromptsResult, Prompt
@@ -38,14 +38,18 @@ from ..types.resources import (
     Resource,
     ResourceTemplate,
 )
-from ..types.tools import CallToolResult, ListToolsResult, Tool
+from ..types.tasks import TASKS_EXTENSION
+from ..types.tools import ListToolsResult, Tool
 from ..types.versions import VERSIONS, Era, EraChoice, EraSpelling, era_from_user
+from . import completions, listening, tool_calls
+from .cache import ClientCache
 from .era_detection import HandshakeEraNeeded, converted, meet_server
 from .input_rounds import answer_input_rounds
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
 from .log_messages import LogCallback, LogDelivery
 from .options import FlatOptions, InputOptions, LogOptions, RetryOptions, TimeoutOptions, resolve_options
 from .pages import cursor_params, every_page
+from .tasks import TaskRegistry
 from .tool_headers import keep_tools_with_valid_headers
 from .url_flow import UrlElicitationHandler, retry_after_url_flows
 
@@ -116,7 +120,9 @@ class Client:
         #: ``-32042``: how long to wait for the URL flows before retrying, and how many retries.
         self.url_wait = options.retries.url_wait
         self.url_retries = options.retries.url_retries
-        self.capabilities: dict[str, Any] = self.inputs.capabilities()
+        # The tasks extension is declared to stateless-era servers (``initialize`` leaves it out): we follow tasks.
+        extensions = {TASKS_EXTENSION: {}, **options.extensions.declared}  # ``Client(extensions=...)``: SEP-2133
+        self.capabilities: dict[str, Any] = with_extensions(self.inputs.capabilities(), extensions)
         self.session = Session(
             SessionConfig("client", info=self.info, capabilities=self.capabilities, versions=versions)
         )
@@ -126,6 +132,12 @@ class Client:
         self.instructions: str | None = None
         self.discover_result: DiscoverResult | None = None
         self._runner: asyncio.Task[None] | None = None
+        #: The tasks this client follows (``start_task``, or a call the server made a task).
+        self.tasks = TaskRegistry()
+        #: Results kept while the server says they are fresh (2026-07-28 caching.mdx; ``Client(cache=...)``).
+        self.cache = ClientCache.for_transport(transport, options.cache, lambda: self.protocol_version)
+        #: The open ``listen``, ``notifications`` and ``log_messages`` iterators.
+        self.listeners = listening.Listeners(self)
 
     @classmethod
     def stdio(
@@ -149,15 +161,20 @@ class Client:
         *,
         headers: Mapping[str, str] | None = None,
         httpx_client: httpx2.AsyncClient | None = None,
+        auth: httpx2.Auth | None = None,
         **options: Any,
     ) -> Client:
         """A client for the Streamable HTTP endpoint at ``url``, either era.
 
         ``headers`` go on every request; ``httpx_client`` (closed by its owner, not
-        by us) chooses TLS, proxies, or an in-process ``httpx2.ASGITransport``."""
+        by us) chooses TLS, proxies, or an in-process ``httpx2.ASGITransport``; ``auth``
+        logs in where the server asks (``backchannel.client.oauth.OAuth``)."""
         from ..transports.http.client import HttpClientTransport
 
-        return cls(HttpClientTransport(url, headers=headers, httpx_client=httpx_client), **options)
+        client = cls(HttpClientTransport(url, headers=headers, httpx_client=httpx_client, auth=auth), **options)
+        if callable(pause_with := getattr(auth, "pause_clocks_with", None)):
+            pause_with(client.connection.timeouts_paused)  # a login's time is the person's, not the server's
+        return client
 
     # ------------------------------------------------------------ lifecycle
 
@@ -178,6 +195,7 @@ class Client:
         await self.aclose()
 
     async def aclose(self) -> None:
+        self.tasks.close()
         await self.connection.close()
         if self._runner is not None:
             with contextlib.suppress(asyncio.CancelledError):
@@ -226,12 +244,17 @@ class Client:
         return await self.inputs.answer(request.method, request.params)
 
     def handle_notification(self, notification: NotificationReceived, connection: Connection) -> Awaitable[None] | None:
+        received = self.listeners.received(notification.method, notification.params)  # stale cache entries go first
         if notification.method == "notifications/elicitation/complete":
             self.inputs.url_flows.notified(notification.params)
             return None
+        if self.tasks.notified(notification.method, notification.params):
+            return None
+        if notification.method == "notifications/tools/list_changed":
+            self.tasks.support = None  # a tool's taskSupport may have changed with it
         if notification.method == "notifications/message" and self.on_log is not None:
             return self._log_delivery.deliver(self.on_log, notification.params)
-        return None
+        return received
 
     async def set_roots(self, roots: RootsProvider) -> bool:
         """Replace the roots (see ``roots`` of the constructor); True when the set changed.
@@ -258,6 +281,8 @@ class Client:
         era; in the stateless era the level rides in every request's ``_meta`` from now on."""
         if level not in LOGGING_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOGGING_LEVELS)}")
+        if "logging" not in self.server_capabilities:  # it sends no logs, and would refuse logging/setLevel
+            raise LocalProtocolError(f"{self.inputs.server_name} declares no logging capability: it sends no logs")
         if self.session.era == "stateless":
             self.session.log_level = level
         else:
@@ -274,10 +299,12 @@ class Client:
         on_progress: ProgressCallback | None = None,
         progress_resets_timeout: bool = False,
         max_timeout: float | None = None,
+        cached: bool = True,
     ) -> dict[str, Any]:
         """Send any request; the raw result dict. Timeout defaults to ``request_timeout``;
         with ``progress_resets_timeout`` each progress notification restarts it, up to
-        ``max_timeout`` seconds in all."""
+        ``max_timeout`` seconds in all. A list or read the server said is still fresh comes
+        from ``cache`` unless ``cached`` is False."""
 
         async def send(attempt: dict[str, Any] | None) -> dict[str, Any]:
             return await self.connection.request(
@@ -289,14 +316,21 @@ class Client:
                 max_timeout=max_timeout,
             )
 
-        with HandshakeEraNeeded.recognised(self.session.era):
-            # -32042 (handshake era): run the URL flows it lists, then retry, both bounded.
-            result = await retry_after_url_flows(
-                lambda: send(params), self.inputs, wait=self.url_wait, retries=self.url_retries
-            )
-            # Stateless era: answer what the server asks, and retry, until it answers for good.
-            result = await answer_input_rounds(method, params, result, send, self.inputs, self.max_input_rounds)
-        if result.get("resultType", "complete") != "complete":
+        hit, stamp = await self.cache.fresh(method, params) if cached else None, self.cache.stamp()
+        try:
+            with HandshakeEraNeeded.recognised(self.session.era):
+                # -32042 (handshake era): run the URL flows it lists, then retry, both bounded.
+                first = hit or await retry_after_url_flows(
+                    lambda: send(params), self.inputs, wait=self.url_wait, retries=self.url_retries
+                )
+                # Stateless era: answer what the server asks, and retry, until it answers for good.
+                result = await answer_input_rounds(method, params, first, send, self.inputs, self.max_input_rounds)
+        except RequestError:
+            await self.cache.forget_pages(method, params)  # a page's cursor may be void now
+            raise
+        # ``resultType: "task"`` (the tasks extension) answers only tools/call: call_tool follows it.
+        kind = result.get("resultType", "complete")
+        if kind != "complete" and (method, kind) != ("tools/call", "task"):
             raise MCPError(
                 f"{method}: the server answered with resultType {result.get('resultType')!r}, "
                 "which this client cannot continue",
@@ -304,6 +338,8 @@ class Client:
             )
         if method == "tools/list" and self._negotiated is not None and self.session.era == "stateless":
             keep_tools_with_valid_headers(result, self._negotiated)  # SEP-2243, Streamable HTTP only
+        if hit is None and result is first:  # an MRTR retry's result is never kept (caching.mdx)
+            await self.cache.keep(method, params, result, stamp)
         return result
 
     async def _typed(self, kind: type[R], method: str, params: dict[str, Any] | None = None, **kw: Any) -> R:
@@ -312,39 +348,19 @@ class Client:
     async def ping(self) -> None:
         """Check that the server answers. The stateless era has no ``ping``, so there
         this sends ``server/discover``, the one request every such server must answer."""
-        await self.request("server/discover" if self.session.era == "stateless" else "ping")
+        await self.request("server/discover" if self.session.era == "stateless" else "ping", cached=False)
 
     async def list_tools_page(self, cursor: str | None = None) -> ListToolsResult:
         return await self._typed(ListToolsResult, "tools/list", cursor_params(cursor))
 
     async def list_tools(self) -> list[Tool]:
         """Every tool, following ``nextCursor`` through all pages."""
-        return [tool async for page in every_page(self.list_tools_page) for tool in page.tools]
+        tools = [tool async for page in every_page(self.list_tools_page) for tool in page.tools]
+        self.tasks.learn(tools)  # which take a task (2025-11-25), for call_tool
+        return tools
 
-    async def call_tool(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        progress_resets_timeout: bool = False,
-        max_timeout: float | None = None,
-    ) -> CallToolResult:
-        """Call a tool. Cancelling the awaiting task, or ``timeout`` expiring, cancels the
-        call on the wire; see ``request`` for the progress-driven timeout."""
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = arguments
-        return await self._typed(
-            CallToolResult,
-            "tools/call",
-            params,
-            timeout=timeout,
-            on_progress=on_progress,
-            progress_resets_timeout=progress_resets_timeout,
-            max_timeout=max_timeout,
-        )
+    call_tool = tool_calls.call_tool
+    start_task = tool_calls.start_task
 
     async def list_prompts_page(self, cursor: str | None = None) -> ListPromptsResult:
         return await self._typed(ListPromptsResult, "prompts/list", cursor_params(cursor))
@@ -374,27 +390,7 @@ class Client:
     async def read_resource(self, uri: str) -> ReadResourceResult:
         return await self._typed(ReadResourceResult, "resources/read", {"uri": uri})
 
-    async def complete(
-        self,
-        ref: dict[str, Any] | PromptReference | ResourceTemplateReference,
-        argument: tuple[str, str] | dict[str, str] | CompletionArgument,
-        context: Mapping[str, str] | None = None,
-    ) -> Completion:
-        """Completions for one argument of a prompt or resource template (``completion/complete``).
-
-        ``ref``: ``PromptReference(name=...)``, ``ResourceTemplateReference(uri=<the template>)``
-        or the wire dict. ``argument``: ``(name, typed_value)`` or ``{"name": ..., "value": ...}``.
-        ``context``: the values already chosen for the other arguments. ``total`` and
-        ``has_more`` are None when the server left them out."""
-        if isinstance(ref, PromptReference | ResourceTemplateReference):
-            ref = msgspec.to_builtins(ref)
-        if isinstance(argument, tuple):
-            name, value = argument
-            argument = {"name": name, "value": value}
-        elif isinstance(argument, CompletionArgument):
-            argument = msgspec.to_builtins(argument)
-        params: dict[str, Any] = {"ref": ref, "argument": argument}
-        if context is not None:
-            params["context"] = {"arguments": dict(context)}
-        result = await self.request("completion/complete", params)
-        return converted(result.get("completion"), Completion, "completion/complete")
+    complete = completions.complete
+    listen = listening.listen
+    notifications = listening.notifications
+    log_messages = listening.log_messages

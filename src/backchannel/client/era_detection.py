@@ -38,6 +38,7 @@ from ..types.errors import (
     RequestTimeout,
 )
 from ..types.lifecycle import DiscoverResult
+from ..types.tasks import TASKS_EXTENSION
 from ..types.versions import LATEST_HANDSHAKE, STATELESS_VERSIONS, Era, EraChoice
 
 R = TypeVar("R", bound=msgspec.Struct)
@@ -171,7 +172,7 @@ async def _initialize(
     version = (session.config.handshake_versions or (LATEST_HANDSHAKE,))[-1]
     params = {
         "protocolVersion": version,
-        "capabilities": session.config.capabilities,
+        "capabilities": _without_tasks_extension(session.config.capabilities),
         "clientInfo": session.config.info,
     }
     await connection.request("initialize", params, timeout=timeout)
@@ -179,6 +180,17 @@ async def _initialize(
     if negotiated is not None and session.protocol_version is not None:
         negotiated.use_protocol_version(session.protocol_version)
     return ServerIntroduction(session.peer_info, session.peer_capabilities, session.instructions)
+
+
+def _without_tasks_extension(capabilities: dict[str, Any]) -> dict[str, Any]:
+    """``capabilities`` for ``initialize``: the tasks extension is 2026-07-28's (2025-11-25 has its
+    own tasks, which a client that only calls them need not declare), so it is left out there."""
+    extensions = capabilities.get("extensions")
+    if not isinstance(extensions, dict) or TASKS_EXTENSION not in extensions:
+        return capabilities
+    rest = {name: settings for name, settings in extensions.items() if name != TASKS_EXTENSION}
+    shaped = {key: value for key, value in capabilities.items() if key != "extensions"}
+    return {**shaped, "extensions": rest} if rest else shaped
 
 
 def converted(value: Any, kind: type[R], method: str) -> R:

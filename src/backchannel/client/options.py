@@ -15,7 +15,9 @@ from ``client.options``. The handlers (``elicitation``, ``url_elicitation``, ``r
 from __future__ import annotations
 
 __all__ = [
+    "CacheOptions",
     "ClientOptions",
+    "ExtensionOptions",
     "FlatOptions",
     "InputOptions",
     "LogOptions",
@@ -24,10 +26,13 @@ __all__ = [
     "resolve_options",
 ]
 
-from dataclasses import dataclass
-from typing import Any, TypedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict
 
+from ..types.capabilities import ExtensionOptions
 from ..types.option_groups import apply_flat_keywords
+from .cache import ResultCache
 from .inputs import RootsConsent
 
 
@@ -49,11 +54,15 @@ class RetryOptions:
 
     Stateless era: at most ``input_rounds`` rounds of ``InputRequiredResult`` per request.
     Handshake era, ``-32042``: wait at most ``url_wait`` seconds for the URL flows it lists,
-    then retry, at most ``url_retries`` times."""
+    then retry, at most ``url_retries`` times. ``client.listen`` opens a broken stream again
+    after ``listen_backoff`` seconds (doubling, with jitter, up to 30), and gives up after
+    ``listen_retries`` tries in a row that the server did not acknowledge."""
 
     input_rounds: int = 10
     url_wait: float = 300.0
     url_retries: int = 3
+    listen_retries: int = 10
+    listen_backoff: float = 0.5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,6 +87,20 @@ class InputOptions:
     sampling_tools: bool = False
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CacheOptions:
+    """Where the client keeps the results the server says stay fresh a while (``client.cache``).
+
+    ``store`` is any ``ResultCache``; ``"memory"`` (the default) is a ``MemoryCache`` of this
+    client's own, and None caches nothing. Pass one store to several clients to share it: a ``"public"`` result
+    then serves every client of that server, a ``"private"`` one only clients of the same
+    ``principal`` (say, the user's id). Without one, a static ``Authorization`` header stands
+    for the principal, and without that each client is a principal of its own."""
+
+    store: ResultCache | Literal["memory"] | None = "memory"
+    principal: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class ClientOptions:
     """Every group, as the client resolved them (``client.options``)."""
@@ -86,6 +109,10 @@ class ClientOptions:
     retries: RetryOptions
     logs: LogOptions
     inputs: InputOptions
+    #: ``Client(extensions={...})``: the extensions (SEP-2133) the client declares in its capabilities.
+    extensions: ExtensionOptions = field(default_factory=ExtensionOptions)
+    #: ``Client(cache=..., cache_principal=...)``: the result cache.
+    cache: CacheOptions = field(default_factory=CacheOptions)
 
 
 class FlatOptions(TypedDict, total=False):
@@ -101,6 +128,9 @@ class FlatOptions(TypedDict, total=False):
     roots_consent: RootsConsent | None
     resolve_symlinks: bool
     sampling_tools: bool
+    extensions: Mapping[str, Mapping[str, Any]]
+    cache: ResultCache | Literal["memory"] | None
+    cache_principal: str | None
 
 
 #: Flat keyword -> (group, field).
@@ -115,6 +145,9 @@ _FLAT: dict[str, tuple[str, str]] = {
     "roots_consent": ("inputs", "roots_consent"),
     "resolve_symlinks": ("inputs", "resolve_symlinks"),
     "sampling_tools": ("inputs", "sampling_tools"),
+    "extensions": ("extensions", "declared"),
+    "cache": ("cache", "store"),
+    "cache_principal": ("cache", "principal"),
 }
 
 
@@ -125,6 +158,8 @@ def resolve_options(
     logs: LogOptions | None,
     inputs: InputOptions | None,
     flat: FlatOptions,
+    extensions: ExtensionOptions | None = None,
+    cache: CacheOptions | None = None,
 ) -> ClientOptions:
     """The groups with the flat keywords applied; ``TypeError`` for a keyword ``Client`` does not take."""
     groups: dict[str, Any] = {
@@ -132,5 +167,7 @@ def resolve_options(
         "retries": retries or RetryOptions(),
         "logs": logs or LogOptions(),
         "inputs": inputs or InputOptions(),
+        "extensions": extensions or ExtensionOptions(),
+        "cache": cache or CacheOptions(),
     }
     return ClientOptions(**apply_flat_keywords("Client", groups, flat, _FLAT))

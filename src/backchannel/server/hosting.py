@@ -9,11 +9,14 @@ from __future__ import annotations
 
 __all__ = ["http_base", "serve_http", "serve_stdio"]
 
+import logging
 import socket
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .server import Server
+
+logger = logging.getLogger("backchannel.http")
 
 
 def serve_http(
@@ -28,9 +31,13 @@ def serve_http(
     retry_after: int,
     redis: str | None = None,
     workers: int = 1,
+    legacy_sse: bool = False,
     **options: Any,
 ) -> None:
-    """Run ``server.http_app(path)`` under uvicorn until it stops (``Server.run_http`` documents the options)."""
+    """Run ``server.http_app(path)`` under uvicorn until it stops (``Server.run_http`` documents the options).
+
+    ``legacy_sse`` also serves the deprecated HTTP+SSE transport of 2024-11-05 (``GET /sse``,
+    ``POST /messages/``; ``http_host/legacy_sse.py``), for old clients; one process only."""
     import uvicorn
 
     from ..runtime.loops import loop_name
@@ -41,6 +48,8 @@ def serve_http(
         raise ValueError(f"workers must be 1 or more, not {workers}")
     if workers > 1 and redis is None:
         raise ValueError("several workers share their sessions through Redis: give redis='redis://...' (--redis)")
+    if legacy_sse and workers > 1:
+        logger.warning("the HTTP+SSE transport (--legacy-sse) needs its stream and POSTs on one worker: use 1 worker")
     flows = UrlElicitations.of(server)
     if not flows.base_url and port:
         flows.base_url = http_base(host, port)
@@ -53,11 +62,10 @@ def serve_http(
     )
 
     def app() -> Any:
-        if redis is not None:  # made here, in the worker: a connection does not survive a fork
-            from ..state.redis import RedisState
-
-            server.use_state(RedisState(redis))
-        return server.http_app(path, body_timeout=None, retry_after=retry_after, **options)
+        # Called in the worker: a Redis connection made before the fork would not survive it.
+        return server.http_app(
+            path, redis=redis, body_timeout=None, retry_after=retry_after, legacy_sse=legacy_sse, **options
+        )
 
     if workers == 1:
         uvicorn.run(app(), host=host, port=port, loop=loop_name(), **guard)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 __all__ = [
     "CompletionOptions",
+    "ExtensionOptions",
     "FlatOptions",
     "ListOptions",
     "LogOptions",
@@ -22,9 +23,11 @@ __all__ = [
     "TimeoutOptions",
 ]
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from ..types.capabilities import ExtensionOptions
 from ..types.logging import LOG_LEVEL_RANK
 from ..types.option_groups import apply_flat_keywords
 from .redaction import Redactor
@@ -128,6 +131,8 @@ class ServerOptions:
     state: StateOptions
     timeouts: TimeoutOptions
     completions: CompletionOptions = CompletionOptions()
+    #: ``Server(extensions={...})``: the extensions (SEP-2133) it declares; more with ``registry.declare_extension``.
+    extensions: ExtensionOptions = field(default_factory=ExtensionOptions)
 
 
 class FlatOptions(TypedDict, total=False):
@@ -148,6 +153,7 @@ class FlatOptions(TypedDict, total=False):
     finish_grace: float
     completion_rate: float | None
     completion_burst: int
+    extensions: Mapping[str, Mapping[str, Any]]
 
 
 #: Flat keyword -> (group, field).
@@ -167,6 +173,7 @@ _FLAT: dict[str, tuple[str, str]] = {
     "finish_grace": ("timeouts", "finish_grace"),
     "completion_rate": ("completions", "rate"),
     "completion_burst": ("completions", "burst"),
+    "extensions": ("extensions", "declared"),
 }
 
 
@@ -178,6 +185,7 @@ def resolve_options(
     timeouts: TimeoutOptions | None,
     flat: FlatOptions,
     completions: CompletionOptions | None = None,
+    extensions: ExtensionOptions | None = None,
 ) -> ServerOptions:
     """The groups with the flat keywords applied; ``TypeError`` for a keyword ``Server`` does not take.
 
@@ -190,5 +198,6 @@ def resolve_options(
         "state": StateOptions() if state is None else state,
         "timeouts": TimeoutOptions() if timeouts is None else timeouts,
         "completions": CompletionOptions() if completions is None else completions,
+        "extensions": ExtensionOptions() if extensions is None else extensions,
     }
     return ServerOptions(**apply_flat_keywords("Server", groups, flat, _FLAT))

@@ -2,6 +2,12 @@
 
 Every decision that depends on the revision looks it up here; nothing in the
 project compares version strings by hand.
+
+2024-11-05, the first revision, is spoken for old clients and servers (over stdio, or the
+deprecated HTTP+SSE transport that ``HttpApp(legacy_sse=True)`` serves and the HTTP client
+falls back to). It has the methods of 2025-03-26 (``types/methods.py``; the official Python
+SDK's tables say the same) and lacks, like 2025-03-26, what 2025-06-18 added: elicitation,
+structured tool output, ``resource_link`` content, ``title``.
 """
 
 from __future__ import annotations
@@ -41,10 +47,10 @@ EraChoice = Literal["auto", "handshake", "stateless"]
 EraSpelling = Literal["auto", "handshake", "stateless", "legacy", "modern"]
 
 #: Every revision we speak, oldest first. The position in this tuple is the order.
-VERSIONS: tuple[str, ...] = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 
 #: Revisions that open with the ``initialize`` handshake (the "handshake era").
-HANDSHAKE_VERSIONS: tuple[str, ...] = ("2025-03-26", "2025-06-18", "2025-11-25")
+HANDSHAKE_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
 #: Revisions where version, identity and capabilities ride in every request (the "stateless era").
 STATELESS_VERSIONS: tuple[str, ...] = ("2026-07-28",)

@@ -15,13 +15,19 @@ exit status says how it went:
   ``inputSchema`` are answered this way by servers that follow 2025-11-25);
 * 2: no answer: a protocol error (unknown tool, arguments that are not an object...),
   the server could not be reached, the call timed out, or the answers file does not
-  fit a form.
+  fit a form; for a task, one that failed (its error is the answer);
+* 3: the task was cancelled (by the server: ours are cancelled only when out of time, 2).
   With ``--json`` every failure is printed on stdout as ``{"error": {"code", "message",
   "data"?}}``, with ``"hint"`` beside it when there is advice: the server's error as it sent
   it; -32000 when the server could not be started or reached, or went away (a server
   process that exits says its exit status); -32001 when the call timed out.
 
 An unknown tool is answered with the names closest to it ("did you mean").
+
+A call the server runs as a task (2025-11-25 tasks, the 2026-07-28 tasks extension) is
+followed to its end, each change of its status noted on stderr; out of time, it is cancelled
+on the server (``tasks/cancel``) too. With ``--json`` a failed or cancelled task's error
+object comes with ``"task": {"taskId", "status"}``.
 
 The answers file (JSON) answers the server's questions (``elicitation/create``):
 
@@ -41,6 +47,14 @@ stderr for someone to open, and the call waits for it.
 
     {"Where should": {"project_key": "WEB", "issue_type": "bug"}, "*": "decline"}
     [{"name": "Ada"}, {"action": "decline"}]
+
+Sampling requests (``sampling/createMessage``) are answered from the same file, keyed by a
+piece of their texts: the reply's text, a ``CreateMessageResult`` object, or ``"decline"``
+(error -1 to the server; in the stateless era the call ends, status 2). With
+``--sampling-endpoint URL --sampling-model M [--sampling-key-env NAME]`` (an OpenAI-compatible
+chat-completions URL, the key read from the environment) or ``--sampling-command "CMD"`` (the
+request as JSON on its stdin, the result on its stdout) that model answers them instead.
+Sampling is declared only when one of these can answer.
 """
 
 from __future__ import annotations
@@ -48,6 +62,7 @@ from __future__ import annotations
 __all__ = ["Answers", "AnswersError", "run_call"]
 
 import asyncio
+import contextlib
 import difflib
 import json
 import shlex
@@ -60,6 +75,7 @@ import msgspec
 from rich.console import Console
 
 from ..client.era_detection import HandshakeEraNeeded
+from ..client.tasks import TaskCancelled, TaskFailed, ToolTask
 from ..client.url_flow import UrlElicitation
 from ..forms import apply_defaults, validate_content
 from ..types.errors import INVALID_PARAMS, ConnectionClosed, MCPError, RequestError
@@ -67,6 +83,10 @@ from ..types.wording import counted
 from .commands import CommandError, parse_arguments
 from .form_prompt import confirmation_code
 from .render import Renderer
+from .sampling import SamplingFailed, SamplingRefused
+from .sampling_answers import BatchSampler
+from .sampling_models import SamplingModel
+from .task_board import runs_as_task
 
 _ACTIONS = ("accept", "decline", "cancel")
 # The codes the official SDKs use for a connection that ended and for a request that timed out.
@@ -104,7 +124,7 @@ class Answers:
             raise AnswersError(f"the answers file {path} is not valid JSON: {exc}") from None
         return cls(data, note)
 
-    def _pick(self, message: str) -> tuple[bool, Any]:
+    def pick(self, message: str) -> tuple[bool, Any]:
         if self._queue is not None:
             return (True, self._queue.pop(0)) if self._queue else (False, None)
         for key, value in self._keyed.items():
@@ -115,7 +135,7 @@ class Answers:
     async def form(self, params: dict[str, Any]) -> dict[str, Any]:
         """The ``elicitation/create`` handler for form mode."""
         message = str(params.get("message") or "")
-        found, answer = self._pick(message)
+        found, answer = self.pick(message)
         if not found:
             self.note(f"no answer for the question {message!r}: cancelled")
             return {"action": "cancel"}
@@ -136,7 +156,7 @@ class Answers:
 
     async def url(self, request: UrlElicitation) -> str:
         """The URL-mode handler: accept only when the file says so; the link goes to stderr."""
-        found, answer = self._pick(request.message)
+        found, answer = self.pick(request.message)
         action = answer if isinstance(answer, str) else answer.get("action") if isinstance(answer, dict) else None
         if not found or action != "accept":
             return "cancel" if action == "cancel" else "decline"
@@ -182,6 +202,7 @@ def run_call(
     log_level: str | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    sampling: SamplingModel | None = None,
 ) -> int:
     """Call ``tool`` on the server at ``target`` once; the exit status (0, 1 or 2, see above)."""
     out = stdout or sys.stdout
@@ -191,7 +212,9 @@ def run_call(
         print(f"backchannel call: {text}", file=err, flush=True)
 
     try:
-        return asyncio.run(_call(target, tool, arguments, answers, as_json, era, roots, timeout, log_level, out, note))
+        return asyncio.run(
+            _call(target, tool, arguments, answers, as_json, era, roots, timeout, log_level, out, note, sampling)
+        )
     except KeyboardInterrupt:
         note("interrupted")
         return 130
@@ -209,6 +232,7 @@ async def _call(
     log_level: str | None,
     out: TextIO,
     note: Callable[[str], None],
+    sampling: SamplingModel | None = None,
 ) -> int:
     from .terminal import make_client
 
@@ -227,6 +251,8 @@ async def _call(
     options: dict[str, Any] = {
         "elicitation": answers.form,
         "url_elicitation": answers.url,
+        "sampling": BatchSampler(answers.pick, answers.problems, note, sampling) if answers_path or sampling else None,
+        "sampling_tools": True,
         "roots": list(roots),
         "request_timeout": None,
         "era": era,
@@ -240,14 +266,14 @@ async def _call(
 
     hints: list[str] = []
 
-    def failed(code: int, message: str, data: Any = None, *, ours: bool = True) -> int:
+    def failed(code: int, message: str, data: Any = None, *, ours: bool = True, task: Any = None) -> int:
         """Exit status 2; the error as JSON on stdout with ``--json``, and (always, when the
         failure is ``ours`` and not the server's answer) in words on stderr."""
         if as_json:
             error: dict[str, Any] = {"code": code, "message": message}
             if data is not None:
                 error["data"] = data
-            shown: dict[str, Any] = {"error": error}
+            shown: dict[str, Any] = {"error": error} if task is None else {"error": error, "task": task}
             if hints:
                 shown["hint"] = "; ".join(hints)
             print(json.dumps(shown), file=out, flush=True)
@@ -262,11 +288,18 @@ async def _call(
             if log_level and "logging" in (client.server_capabilities or {}):
                 await client.set_logging_level(log_level)  # type: ignore[arg-type]
             given = await _arguments(client, tool, arguments)
-            result = await _call_tool(client, tool, given, hints)
+            result = await _call_tool(client, tool, given, hints, note)
     except TimeoutError:
         return failed(_REQUEST_TIMEOUT, f"no answer within {counted(timeout, 'second')}")
     except CommandError as exc:
         return failed(INVALID_PARAMS, str(exc))
+    except (TaskFailed, TaskCancelled) as exc:
+        task_status = {"taskId": exc.state.task_id, "status": exc.state.status}
+        failed(exc.code, exc.message, exc.data, ours=False, task=task_status)
+        return 3 if isinstance(exc, TaskCancelled) else 2
+    except (SamplingRefused, SamplingFailed) as exc:  # the stateless era: our refusal ends our own call
+        hints.extend(answers.problems)
+        return failed(exc.code, str(exc))
     except HandshakeEraNeeded as exc:
         hints.append("this server cannot ask its questions in the stateless era: run again with --era handshake")
         return failed(exc.code, exc.message, exc.data, ours=False)
@@ -294,17 +327,43 @@ async def _call(
     return 1 if result.is_error else 0
 
 
-async def _call_tool(client: Any, tool: str, given: dict[str, Any] | None, hints: list[str]) -> Any:
-    """``tools/call``; when it fails (an error, or ``isError``) for a tool the server does not
-    have, a "did you mean" goes to ``hints``."""
+async def _call_tool(
+    client: Any, tool: str, given: dict[str, Any] | None, hints: list[str], note: Callable[[str], None]
+) -> Any:
+    """``tools/call``, or the task it becomes (followed, its status noted); when it fails (an
+    error, or ``isError``) for a tool the server does not have, a "did you mean" goes to ``hints``."""
     try:
-        result = await client.call_tool(tool, given)
+        if await runs_as_task(client, tool):
+            result = await _followed(await client.start_task(tool, given), note)
+        else:
+            result = await client.call_tool(tool, given)
     except RequestError:
         hints.extend(await _unknown_tool(client, tool))
         raise
     if result.is_error:
         hints.extend(await _unknown_tool(client, tool))
     return result
+
+
+async def _followed(task: ToolTask, note: Callable[[str], None]) -> Any:
+    """The task's result; each new status on stderr. Cancelled (out of time), it is cancelled
+    on the server as well, so that it does not run on with nobody waiting."""
+    said: list[tuple[str, str | None]] = []
+
+    def changed(task: ToolTask) -> None:
+        now = (task.state.status, task.state.status_message)
+        if task.task_id is not None and (not said or said[-1] != now):
+            said.append(now)
+            note(f"task {task.task_id}: {now[0]}" + (f": {now[1]}" if now[1] else ""))
+
+    changed(task)
+    task.watch(changed)
+    try:
+        return await task
+    finally:
+        if not task.done:
+            with contextlib.suppress(MCPError):
+                await asyncio.shield(task.cancel())
 
 
 async def _unknown_tool(client: Any, tool: str) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "ALIASES",
     "COMMANDS",
+    "TASK_WORDS",
     "Command",
     "CommandError",
     "changed_roots",
@@ -26,11 +27,18 @@ from .fields import OMIT, field_from_schema
 COMMANDS: dict[str, tuple[str, str]] = {
     "tools": ("tools", "list the server's tools"),
     "call": ("call <tool> [JSON | key=value ...]", "call a tool; arguments not given are asked field by field"),
+    "tasks": (
+        "tasks [wait | cancel <task>]",
+        "list the tasks started here; wait for one left running (and answer its questions), or stop one "
+        "(also: wait <task>, cancel <task>; a task is its number or id)",
+    ),
     "prompts": ("prompts", "list the server's prompts"),
     "prompt": ("prompt <name> [JSON | key=value ...]", "get a prompt; arguments not given are asked"),
     "resources": ("resources", "list the server's resources"),
     "templates": ("templates", "list the server's resource templates"),
     "read": ("read <uri | template>", "read a resource; a template's variables are asked (Tab completes them)"),
+    "watch": ("watch [uri]", "show each change of a resource as it comes, and what it holds then; alone: list them"),
+    "unwatch": ("unwatch <uri>", "stop watching a resource"),
     "log": ("log [level]", "show or set the server's log level, debug ... emergency (also: loglevel)"),
     "logs": ("logs [level]", "show the log messages received so far (at level and above)"),
     "roots": ("roots [add PATH | remove PATH]", "show the roots offered to the server, or change them"),
@@ -39,6 +47,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "quit": ("quit", "end the session (also: exit, Ctrl-D)"),
 }
 ALIASES = {"exit": "quit", "q": "quit", "?": "help", "loglevel": "log"}
+#: Said alone, these are ``tasks`` words (``cancel 2`` is ``tasks cancel 2``); not commands of their
+#: own, so that Tab still completes ``ca`` to ``call``.
+TASK_WORDS = ("wait", "cancel")
 
 
 class CommandError(ValueError):
@@ -61,10 +72,14 @@ def parse_command(line: str) -> Command | None:
         return None
     word, _, remainder = text.partition(" ")
     name = ALIASES.get(word.lower(), word.lower())
+    if name in TASK_WORDS:
+        name, remainder = "tasks", text
     if name not in COMMANDS:
         raise CommandError(f"unknown command {word!r}; type help for the list")
     target, rest = split_target(remainder)
-    if name in ("call", "prompt", "read") and not target:
+    if name in ("call", "prompt", "read", "unwatch") and not target:
+        raise CommandError(f"usage: {COMMANDS[name][0]}")
+    if name == "tasks" and (target.lower() not in ("", *TASK_WORDS) or (target and not rest)):
         raise CommandError(f"usage: {COMMANDS[name][0]}")
     return Command(name, target, rest)
 

@@ -65,6 +65,7 @@ def completions(session: TerminalSession, text: str) -> list[str]:
             "call": names["tools"],
             "prompt": names["prompts"],
             "read": names["resources"] + [t.split("{", 1)[0] for t in names["templates"]],
+            "watch": names["resources"],
             "log": list(LOGGING_LEVELS),
             "logs": list(LOGGING_LEVELS),
             "roots": ["add", "remove"],

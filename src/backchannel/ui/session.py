@@ -16,7 +16,7 @@ import contextlib
 import os
 import webbrowser
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,13 +26,14 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..client.era_detection import HandshakeEraNeeded
+from ..client.tasks import ToolTask
 from ..client.url_flow import UrlElicitation
 from ..protocol.events import ProgressReceived
 from ..types.errors import ConnectionClosed, MCPError, RequestError
 from ..types.logging import LOGGING_LEVELS
 from ..types.prompts import Prompt
 from ..types.tools import Tool
-from . import completion
+from . import completion, watching
 from .commands import COMMANDS, Command, CommandError, changed_roots, parse_arguments, parse_command
 from .form_prompt import FormRenderer, LinkConsent
 from .log_lines import log_line, severity
@@ -40,7 +41,9 @@ from .progress import ProgressDisplay
 from .prompting import ask_arguments
 from .questions import Ask, Cancelled, Question, ask_line
 from .render import Renderer
+from .sampling import TerminalSampler
 from .server_arguments import ask_prompt_arguments, ask_template_uri
+from .task_board import TaskBoard, runs_as_task
 
 if TYPE_CHECKING:
     from ..client.client import Client
@@ -71,6 +74,7 @@ class TerminalSession:
         self.renderer = Renderer(console, save_dir)
         self.forms = FormRenderer(console, self._ask_paused)
         self.link_consent = LinkConsent(console, self._ask_paused, opener, on_accept=self._browser_step)
+        self.sampling = TerminalSampler(console, self._ask_paused)  # the person is the model; connect may set one
         self.roots = [Path(root).expanduser().resolve() for root in roots]
         #: Log messages received (``notifications/message`` params), newest last.
         self.logs: deque[dict[str, Any]] = deque(maxlen=1000)
@@ -82,24 +86,32 @@ class TerminalSession:
         self.tools: dict[str, Tool] = {}
         self.prompts: dict[str, Prompt] = {}
         #: Hook: watch for Ctrl-C while ``task`` runs and cancel it (the terminal layer sets it).
-        self.interrupts: Callable[[asyncio.Future[Any]], AbstractContextManager[Any]] = _no_watch
+        self.interrupts: Callable[[asyncio.Future[Any]], AbstractContextManager[Any]] = lambda _: (
+            contextlib.nullcontext()
+        )
         #: Hook: print from a callback that may arrive while a prompt is shown.
-        self.out_of_band: Callable[[Callable[[], None]], None] = _call_now
+        self.out_of_band: Callable[[Callable[[], None]], None] = lambda action: action()
         #: The progress of the running request (and the spinner of a browser step).
         self.progress = ProgressDisplay(console)
         #: True once the connection ended under us (the server went away), not by ``quit``.
         self.gone = False
+        #: Tasks started here (``tasks``, ``wait``, ``cancel``).
+        self.tasks = TaskBoard(console, self.renderer, self.progress, lambda action: self.out_of_band(action))
+        #: Resources watched (``watch``, ``unwatch``: see ``.watching``), their changes printed as they come.
+        self.watches = watching.Watches(console, self.renderer, self._client, lambda action: self.out_of_band(action))
+        self._cmd_watch = self._cmd_unwatch = self.watches.command
 
     # -- wiring ----------------------------------------------------------------------------------
 
     def client_options(self) -> dict[str, Any]:
-        """Keyword arguments for ``Client``: our form, URL-consent, log and roots handlers.
+        """Keyword arguments for ``Client``: our form, URL-consent, sampling, log and roots handlers.
 
-        No request timeout: a call may wait on the person filling a form; Ctrl-C cancels instead.
-        """
+        No request timeout: a call may wait on the person filling a form; Ctrl-C cancels instead."""
         return {
-            "elicitation": self.forms,
+            "elicitation": self.tasks.gated(self.forms),  # a background task's question waits for ``wait``
             "url_elicitation": self.link_consent,
+            "sampling": self.tasks.gated(self.sampling),
+            "sampling_tools": True,  # the person, an endpoint or a command can each answer with a tool use
             "on_log": self.on_log,
             # Always declared (possibly empty), so that ``roots add`` can offer one later.
             "roots": [str(root) for root in self.roots],
@@ -244,8 +256,27 @@ class TerminalSession:
         tool = await self._tool(command.target)
         given = parse_arguments(command.rest, tool.input_schema) if command.rest else None
         arguments = await ask_arguments(self.console, self._ask_paused, tool.input_schema, given)
-        result = await self._run(client.call_tool(tool.name, arguments, on_progress=self._on_progress(tool.name)))
+        on_progress = self._on_progress(tool.name)
+        if await runs_as_task(client, tool.name):
+            return await self._follow(await self._run(client.start_task(tool.name, arguments, on_progress=on_progress)))
+        result = await self._run(client.call_tool(tool.name, arguments, on_progress=on_progress))
         self.renderer.tool_result(tool.name, result)
+
+    async def _follow(self, task: ToolTask) -> None:
+        """Wait for a task (see ``task_board``): Ctrl-C leaves it running; a plain call is cancelled."""
+        try:
+            await self.tasks.follow(task, self._run)
+        except Interrupted:
+            if task.task_id is None:
+                await task.cancel()
+                raise
+            self.tasks.left_running(task)
+
+    async def _cmd_tasks(self, command: Command) -> None:
+        if not command.target:
+            return self.tasks.show()
+        task = self.tasks.find(command.rest)
+        await (self._follow(task) if command.target.lower() == "wait" else self.tasks.cancel(task, self._run))
 
     async def _cmd_prompt(self, command: Command) -> None:
         client = self._client()
@@ -363,12 +394,3 @@ class TerminalSession:
         """Ask with the progress display put away (it would draw over the question) until the answer."""
         with self.progress.put_away():
             return await ask_line(self.ask, question)
-
-
-@contextlib.contextmanager
-def _no_watch(task: asyncio.Future[Any]) -> Iterator[None]:
-    yield
-
-
-def _call_now(action: Callable[[], None]) -> None:
-    action()

@@ -54,6 +54,7 @@ from .session import TerminalSession
 
 if TYPE_CHECKING:
     from ..client.client import Client
+    from .sampling_models import SamplingModel
 
 try:
     import termios
@@ -268,13 +269,20 @@ class PlainInput:
 # -- connect and demo ------------------------------------------------------------------------------
 
 
-def make_client(target: Sequence[str], options: dict[str, Any]) -> Client:
-    """A client for ``target``: one ``http(s)://`` URL, or a command and its arguments."""
+def make_client(target: Sequence[str], options: dict[str, Any], console: Console | None = None) -> Client:
+    """A client for ``target``: one ``http(s)://`` URL (logging in where it asks, when ``console``
+    is given: ``ui/login.py``), or a command and its arguments."""
     from ..client.client import Client
 
     if not target:
         raise ValueError("connect needs a server: a command (and its arguments) or an http(s):// URL")
+    options = dict(options)
+    browser = options.pop("browser", True)
     if len(target) == 1 and re.match(r"https?://", target[0], re.IGNORECASE):
+        if console is not None:
+            from .login import terminal_oauth
+
+            options["auth"] = terminal_oauth(console, browser=browser)
         return Client.http(target[0], **options)
     return Client.stdio(target[0], list(target[1:]), **options)
 
@@ -306,11 +314,13 @@ def run_connect(
     console: Console | None = None,
     browser: bool = True,
     label: str | None = None,
+    sampling: SamplingModel | None = None,
 ) -> int:
     """Run an interactive session with the server at ``target`` until ``quit``; the exit status.
 
     ``browser`` False prints the links of URL requests instead of opening them;
-    ``label`` names the server in the "Connecting" line (default: the command).
+    ``label`` names the server in the "Connecting" line (default: the command);
+    ``sampling`` answers sampling requests, the person approving (None: the person answers).
     """
     console = console or Console()
     try:
@@ -323,6 +333,7 @@ def run_connect(
             console=console,
             browser=browser,
             label=label,
+            sampling=sampling,
         )
         return asyncio.run(work)
     except KeyboardInterrupt:
@@ -340,6 +351,7 @@ async def _connect(
     console: Console,
     browser: bool = True,
     label: str | None = None,
+    sampling: SamplingModel | None = None,
 ) -> int:
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     terminal: TerminalInput | PlainInput = TerminalInput() if interactive else PlainInput()
@@ -351,8 +363,9 @@ async def _connect(
     terminal.watcher.on_key = session.link_consent.key  # d, c, f while a browser step runs
     session.link_consent.keys = interactive
     session.out_of_band = terminal.out_of_band
+    session.sampling.model = sampling
     try:
-        client = make_client(target, {**session.client_options(), "era": era})
+        client = make_client(target, {**session.client_options(), "era": era, "browser": browser}, console)
     except ValueError as exc:
         console.print(f"[red]{escape(str(exc))}[/]")
         return 2

@@ -1,0 +1,10 @@
+"""Sampling at the terminal and in ``backchannel call``: make ``tests/`` importable (``peers.paths``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_TESTS_DIR = str(Path(__file__).resolve().parents[1])
+if _TESTS_DIR not in sys.path:
+    sys.path.insert(0, _TESTS_DIR)
