@@ -2,6 +2,8 @@
 
     python benchmarks/run.py --quick     # each server answers the whole contract once per transport
     python benchmarks/run.py             # interleaved repetitions; writes benchmarks/RESULTS.md
+    python benchmarks/run.py --fleet     # only the fleet rows and their reference; updates RESULTS.md
+    python benchmarks/run.py --curves    # how cost grows (curves.py): benchmarks/curves/*.png + RESULTS.md section
 
 Servers: backchannel (``contract_server.py``), the official Python SDK (``peers/pysdk_server.py``),
 FastMCP (``peers/fastmcp_server.py``), the official TypeScript SDK (``peers/ts_server.mjs``) over
@@ -10,6 +12,10 @@ answers, never the speed (timings on shared 2-core machines are noise), and exit
 wrong answer. The full mode runs every server once per repetition, in a rotating order (A B C, B C A,
 ...), and reports medians and the median of the per-repetition ratios. Everything listens on
 127.0.0.1 only; every loop is bounded in count and time (see ``driver.Plan``).
+
+The fleet rows (``fleet_bench.py``: two backchannel workers, one Redis, nginx round-robin) run in every
+repetition of a full run, as one more server in the rotation; ``--fleet`` runs them with the official
+Python SDK's HTTP server alone (their reference) and splices their rows and section into RESULTS.md.
 """
 
 from __future__ import annotations
@@ -24,7 +30,6 @@ import os
 import platform
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -34,7 +39,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import curve_report
 import driver
+import fleet_report
+from fleet_services import missing_services
+from report_format import Samples, Target, fmt, fmt_ratio, median_of, ratios, target_row
+
+import tasks as tasks_bench
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -88,6 +99,9 @@ def ensure_installed(log: Callable[[str], None]) -> None:
     if not TS_SDK.is_file() and shutil.which("npm") is not None:
         log("installing the npm peers (tests/peers/install.sh) ...")
         subprocess.run(["bash", str(ROOT / "tests" / "peers" / "install.sh")], cwd=ROOT, check=False)
+    if missing_services() is not None:
+        log("installing redis-server and nginx (tests/peers/install-services.sh) ...")
+        subprocess.run(["bash", str(ROOT / "tests" / "peers" / "install-services.sh")], cwd=ROOT, check=False)
 
 
 def specs() -> list[Spec]:
@@ -165,7 +179,23 @@ def machine() -> dict[str, str]:
 # ----------------------------------------------------------------------------------- quick
 
 
-async def quick(spec_list: list[Spec], log_dir: Path) -> int:
+async def quick_fleet(log_dir: Path) -> int:
+    """The fleet's rows once, with tiny counts: 1 when an answer was wrong."""
+    label = "fleet: 2 workers + Redis"
+    missing = missing_services()
+    if missing is not None:
+        print(f"{label:26} {'-':9} {'SKIPPED':8} ({missing})")
+        return 0
+    import fleet_bench  # redis-py and the fleet's services: only when the fleet runs
+
+    result = await fleet_bench.run_fleet(fleet_bench.QUICK_FLEET, log_dir)
+    print(f"{label:26} {'http':9} {'WRONG' if result.errors else 'ok':8} {result.seconds:.1f}", flush=True)
+    for error in result.errors:
+        print(f"    wrong: {error}")
+    return int(bool(result.errors))
+
+
+async def quick(spec_list: list[Spec], log_dir: Path, *, fleet: bool = True) -> int:
     started = time.perf_counter()
     failures = 0
     print(f"{'server':26} {'transport':9} {'result':8} seconds")
@@ -189,6 +219,15 @@ async def quick(spec_list: list[Spec], log_dir: Path) -> int:
             for deviation in result.deviations:
                 print(f"    known SDK deviation (tolerated): {deviation}")
             failures += bool(result.errors)
+    if fleet:
+        failures += await quick_fleet(log_dir)
+    tasks_run = await tasks_bench.run_all(tasks_bench.QUICK, 1, log_dir)
+    for name, results in tasks_run.items():
+        wrong = [error for result in results for error in result.errors]
+        print(f"{name + ' tasks':26} {'http':9} {'WRONG' if wrong else 'ok':8}", flush=True)
+        for error in wrong:
+            print(f"    wrong: {error}")
+        failures += bool(wrong)
     print(f"quick mode: {time.perf_counter() - started:.0f} s, {failures} suite(s) with wrong answers")
     return 1 if failures else 0
 
@@ -224,21 +263,12 @@ METRICS = [
     *(Metric("http", *row) for row in _BOTH_TRANSPORTS),
     Metric("http", "session_kb", "RSS per idle session (1,000 sessions)", "KiB", False),
     Metric("http", "session_open_per_s", "sessions opened", "sessions/s", True),
+    *(Metric(*row) for row in tasks_bench.METRICS),  # benchmarks/tasks.py: backchannel and FastMCP only
 ]
 
 CPU_METRICS = [
     (transport, key) for transport in ("stdio", "http") for key in ("echo", "echo32", "ask", "progress", "completion")
 ]
-
-
-@dataclass(frozen=True)
-class Target:
-    label: str
-    transport: str
-    key: str
-    against: str
-    bound: float
-    at_least: bool
 
 
 TARGETS = [
@@ -258,65 +288,45 @@ TARGETS = [
     Target("cancel → next echo ≤ 0.5x official Python SDK (stdio)", "stdio", "cancel_ms", "pysdk", 0.5, False),
     Target("cold start ≤ 0.4x official Python SDK (stdio)", "stdio", "cold_start_ms", "pysdk", 0.4, False),
     Target("memory per idle HTTP session ≤ 0.5x official Python SDK", "http", "session_kb", "pysdk", 0.5, False),
+    # benchmarks/tasks.py; the p99 is a row of the medians (on a loaded 2-core machine it is the machine's tail)
+    Target("tasks created + completed/s ≥ 3x FastMCP (fastmcp-tasks)", "tasks", "tasks_per_s", "fastmcp", 3, True),
+    Target("tasks/get p50 ≤ 0.5x FastMCP (fastmcp-tasks)", "tasks", "tasks_get_p50_ms", "fastmcp", 0.5, False),
 ]
-
-Samples = dict[tuple[str, str], list[dict[str, float]]]
-"""(server, transport) → one metrics dict per repetition."""
-
-
-def median_of(samples: Samples, server: str, transport: str, key: str) -> float | None:
-    values = [m[key] for m in samples.get((server, transport), []) if key in m]
-    return statistics.median(values) if values else None
-
-
-def ratios(samples: Samples, transport: str, key: str, server: str, against: str) -> list[float]:
-    """Per-repetition ratios server/against (both measured in the same repetition)."""
-    mine = samples.get((server, transport), [])
-    theirs = samples.get((against, transport), [])
-    found = []
-    for a, b in zip(mine, theirs, strict=False):
-        if key in a and key in b and b[key] > 0:
-            found.append(a[key] / b[key])
-    return found
-
-
-CPU_KEYS = {
-    "echo_per_s": "echo_server_cpu_us",
-    "echo32_per_s": "echo32_server_cpu_us",
-    "ask_per_s": "ask_server_cpu_us",
-    "progress_per_s": "progress_server_cpu_us",
-    "completion_p99_ms": "completion_server_cpu_us",
-}
-
-
-def cpu_ratios(samples: Samples, target: Target) -> list[float]:
-    """The target's comparison made with server CPU per operation, oriented like the target's ratio."""
-    key = CPU_KEYS.get(target.key)
-    if key is None:
-        return []
-    found = ratios(samples, target.transport, key, "backchannel", target.against)
-    if target.at_least:  # a rate: less CPU per operation is the same direction as a higher rate
-        return [1 / r for r in found if r > 0]
-    return found
 
 
 async def full(
-    spec_list: list[Spec], reps: int, budget: float, log_dir: Path
+    spec_list: list[Spec],
+    reps: int,
+    budget: float,
+    log_dir: Path,
+    *,
+    fleet: bool = True,
+    transports: frozenset[str] = frozenset({"stdio", "http"}),
+    tasks: bool = True,
 ) -> tuple[Samples, dict[str, list[str]], int]:
-    runnable = [spec for spec in spec_list if not spec.missing]
+    """``reps`` repetitions of every server (over ``transports``) and, with ``fleet``, the fleet."""
+    runnable: list[Spec | None] = [spec for spec in spec_list if not spec.missing]
+    if fleet:
+        runnable.append(None)  # the fleet: one more entry of the rotation
     samples: Samples = {}
     problems: dict[str, list[str]] = {}
     started = time.perf_counter()
     # One start of each server first: page cache and bytecode caches warm for every measured start.
     for spec in runnable:
-        peer, _ = await driver.cold_start_stdio(spec.stdio, driver.server_env(), subprocess.DEVNULL)
-        await peer.close_stdin_and_wait(10.0)
+        if spec is not None:
+            peer, _ = await driver.cold_start_stdio(spec.stdio, driver.server_env(), subprocess.DEVNULL)
+            await peer.close_stdin_and_wait(10.0)
     done = 0
     for rep in range(reps):
         rep_started = time.perf_counter()
         order = runnable[rep % len(runnable) :] + runnable[: rep % len(runnable)]
         for spec in order:
+            if spec is None:
+                await fleet_repetition(samples, problems, rep, log_dir)
+                continue
             for transport in spec.transports():
+                if transport not in transports:
+                    continue
                 result = await driver.run_suite(
                     spec.name,
                     transport,
@@ -332,6 +342,8 @@ async def full(
                 for deviation in result.deviations:
                     problems.setdefault(f"{spec.label} {transport}", []).append(f"SDK deviation: {deviation}")
                 print(f"rep {rep + 1}: {spec.label:26} {transport:5} {result.seconds:5.1f} s", flush=True)
+        if tasks:
+            await tasks_bench.repetition(samples, problems, rep, log_dir, [s.name for s in spec_list if not s.missing])
         done += 1
         rep_seconds = time.perf_counter() - rep_started
         elapsed = time.perf_counter() - started
@@ -341,25 +353,20 @@ async def full(
     return samples, problems, done
 
 
-def fmt(value: float | None, unit: str = "") -> str:
-    if value is None:
-        return "-"
-    if unit in ("calls/s", "notif/s", "sessions/s") or abs(value) >= 1000:
-        return f"{value:,.0f}"
-    if abs(value) >= 100:
-        return f"{value:.0f}"
-    if abs(value) >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
+async def fleet_repetition(samples: Samples, problems: dict[str, list[str]], rep: int, log_dir: Path) -> None:
+    import fleet_bench  # redis-py and the fleet's services: only when the fleet runs
+
+    result = await fleet_bench.run_fleet(fleet_bench.FULL_FLEET, log_dir)
+    samples.setdefault((fleet_report.FLEET, "http"), []).append(result.metrics)
+    for error in result.errors:
+        problems.setdefault("backchannel fleet http", []).append(f"wrong (rep {rep + 1}): {error}")
+    print(f"rep {rep + 1}: {'fleet: 2 workers + Redis':26} http  {result.seconds:5.1f} s", flush=True)
 
 
-def fmt_ratio(values: list[float]) -> str:
-    if not values:
-        return "-"
-    middle = statistics.median(values)
-    if len(values) == 1:
-        return f"{middle:.2f}x"
-    return f"{middle:.2f}x ({min(values):.2f}-{max(values):.2f})"
+def unit_of(target: Target) -> str:
+    if target.server == fleet_report.FLEET:
+        return fleet_report.UNITS[target.key]
+    return next(m.unit for m in METRICS if m.key == target.key and m.transport == target.transport)
 
 
 def report(
@@ -398,24 +405,10 @@ def report(
         "| target | backchannel | reference | ratio (range) | needed | result | by server CPU/op |",
         "|---|---|---|---|---|---|---|",
     ]
-    for target in TARGETS:
-        if target.against not in names:  # a run with --only that left the reference out
-            continue
-        unit = next(m.unit for m in METRICS if m.key == target.key and m.transport == target.transport)
-        mine = median_of(samples, "backchannel", target.transport, target.key)
-        theirs = median_of(samples, target.against, target.transport, target.key)
-        found = ratios(samples, target.transport, target.key, "backchannel", target.against)
-        if found:
-            middle = statistics.median(found)
-            ok = middle >= target.bound if target.at_least else middle <= target.bound
-            verdict = "**pass**" if ok else "**MISS**"
-        else:
-            verdict = "not measured"
-        bound = f"{'≥' if target.at_least else '≤'} {target.bound:g}x"
-        out.append(
-            f"| {target.label} | {fmt(mine, unit)} {unit} | {labels[target.against]}: {fmt(theirs, unit)} {unit} "
-            f"| {fmt_ratio(found)} | {bound} | {verdict} | {fmt_ratio(cpu_ratios(samples, target))} |"
-        )
+    for target in [*TARGETS, *fleet_report.FLEET_TARGETS]:
+        if (target.server, target.transport) not in samples or (target.against and target.against not in names):
+            continue  # a run with --only that left the server or the reference out
+        out.append(target_row(samples, target, labels, unit_of(target)))
     out += ["", "## Medians", ""]
     out.append("| transport | measurement | unit | " + " | ".join(labels[n] for n in names) + " |")
     out.append("|---|---|---|" + "---|" * len(names))
@@ -472,6 +465,8 @@ def report(
             "Over HTTP see the driver column of the table above: its own HTTP/1.1 client costs tens of µs "
             "per call, far below every server's cost."
         )
+    if (fleet_report.FLEET, "http") in samples:
+        out += ["", fleet_report.section(samples, labels, reps, info.get("machine", {}), []).rstrip("\n")]
     out += ["", "## Answers that broke the contract", ""]
     if problems:
         for who, items in problems.items():
@@ -509,12 +504,44 @@ def describe_plan(plan: driver.Plan) -> str:
     )
 
 
+def fleet_only(spec_list: list[Spec], ns: argparse.Namespace) -> int:
+    """``--fleet``: the fleet and the official SDK's HTTP server, ``ns.reps`` times; splice into ``ns.out``."""
+    missing = missing_services()
+    if missing is not None:
+        print(f"the fleet cannot run here: {missing}", file=sys.stderr)
+        return 1
+    reference = [spec for spec in spec_list if spec.name == fleet_report.REFERENCE and not spec.missing]
+    started = time.perf_counter()
+    samples, problems, done = asyncio.run(
+        full(reference, ns.reps, ns.budget, ns.logs, fleet=True, transports=frozenset({"http"}), tasks=False)
+    )
+    labels = {spec.name: spec.label for spec in specs()}
+    text = ns.out.read_text() if ns.out.exists() else ""
+    rows = fleet_report.target_rows(samples, labels)
+    has_summary = "## Targets" in text
+    section = fleet_report.section(samples, labels, done, machine(), [] if has_summary else rows)
+    wrong = [f"{who}: {item}" for who, items in problems.items() for item in items if item.startswith("wrong")]
+    if wrong:
+        section += "\nAnswers that broke the contract in this run:\n\n" + "\n".join(f"- {w}" for w in wrong) + "\n"
+    ns.out.write_text(fleet_report.splice(text, rows if has_summary else [], section))
+    print("\n".join(rows))
+    print(f"updated the fleet rows of {ns.out} ({(time.perf_counter() - started) / 60:.1f} min)")
+    for item in wrong:
+        print(item, file=sys.stderr)
+    return 1 if wrong else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="check every server's answers once per transport")
     parser.add_argument("--reps", type=int, default=3, help="repetitions in full mode (default 3)")
     parser.add_argument("--budget", type=float, default=840.0, help="full mode: start no repetition past this (s)")
     parser.add_argument("--only", nargs="*", help="server names to run (backchannel pysdk fastmcp ts floor)")
+    parser.add_argument(
+        "--fleet", action="store_true", help="only the fleet rows and their reference; splice them into --out"
+    )
+    parser.add_argument("--no-fleet", action="store_true", help="leave the fleet rows out")
+    parser.add_argument("--curves", action="store_true", help="how cost grows (curves.py): PNGs + a RESULTS.md section")
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     parser.add_argument("--logs", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "bench-logs")
     ns = parser.parse_args()
@@ -525,14 +552,21 @@ def main() -> int:
     ns.logs.mkdir(parents=True, exist_ok=True)
     print(f"server logs (stderr) in {ns.logs}", flush=True)
     if ns.quick:
-        return asyncio.run(quick(spec_list, ns.logs))
+        return asyncio.run(quick(spec_list, ns.logs, fleet=not ns.no_fleet))
+    if ns.curves:
+        import curves
+
+        return curves.curves_main(curves.ALL, curves.FULL, node_binary(), ns.logs, ns.out)
+    if ns.fleet:
+        return fleet_only(spec_list, ns)
     info = {"machine": machine(), "versions": versions()}
     started = time.perf_counter()
-    samples, problems, done = asyncio.run(full(spec_list, ns.reps, ns.budget, ns.logs))
+    with_fleet = not ns.no_fleet and missing_services() is None
+    samples, problems, done = asyncio.run(full(spec_list, ns.reps, ns.budget, ns.logs, fleet=with_fleet))
     raw = {f"{name} {transport}": reps for (name, transport), reps in samples.items()}
     (ns.logs / "samples.json").write_text(json.dumps(raw, indent=1))
     text = report(spec_list, samples, problems, done, time.perf_counter() - started, info)
-    ns.out.write_text(text)
+    ns.out.write_text(curve_report.carry_over(ns.out.read_text() if ns.out.exists() else "", text))
     print(f"wrote {ns.out} ({(time.perf_counter() - started) / 60:.1f} min)")
     wrong = [item for items in problems.values() for item in items if item.startswith("wrong")]
     for item in wrong:

@@ -47,8 +47,11 @@ __all__ = [
 ]
 
 import contextlib
+import copy
+import dataclasses
 import inspect
 import json
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -206,6 +209,14 @@ class ParameterSet:
             return None
 
 
+# What a function's signature derives to, per (context type, skipped names, kind), while the function
+# lives: a handler registered under many names (the tools generated from an API description share
+# one) costs a pydantic model and a schema once, not per name (``docs/performance.md``).
+_derived: weakref.WeakKeyDictionary[Callable[..., Any], dict[tuple[Any, ...], ParameterSet]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def derive_parameters(
     fn: Callable[..., Any],
     *,
@@ -218,8 +229,31 @@ def derive_parameters(
 
     ``what="prompt"`` or ``"resource"`` also turns on JSON decoding of string
     arguments (see the module docstring). Raises ``TypeError`` for signatures MCP cannot call.
+    The same function derived again shares the validator; each result has its own schema dict.
     """
     label = f"{what} {(name or name_of(fn))!r}"
+    key = (context_type, skip_names, what)
+    try:
+        known = _derived.get(fn, {}).get(key)
+    except TypeError:  # a callable that cannot be weakly referenced or hashed: derived every time
+        known = None
+    if known is not None:
+        return dataclasses.replace(known, input_schema=copy.deepcopy(known.input_schema), _label=label)
+    derived = _derive_parameters(fn, context_type, skip_names, what, name, label)
+    with contextlib.suppress(TypeError):
+        kept = dataclasses.replace(derived, input_schema=copy.deepcopy(derived.input_schema))
+        _derived.setdefault(fn, {})[key] = kept
+    return derived
+
+
+def _derive_parameters(
+    fn: Callable[..., Any],
+    context_type: type | None,
+    skip_names: frozenset[str],
+    what: str,
+    name: str | None,
+    label: str,
+) -> ParameterSet:
     where = where_defined(what, name, fn)
     hints = type_hints(fn, where)
     documented = docstring_args(inspect.getdoc(fn))

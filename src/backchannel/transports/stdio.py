@@ -26,6 +26,10 @@ from .base import Transport, TransportBroken, TransportClosed, wire_messages
 _CHUNK = 1 << 16
 # Await a drain only when this much is buffered, so a burst of answers is one write, not one wait each.
 _HIGH_WATER = 1 << 18
+# A big answer crosses a pipe in hand-offs of the pipe's capacity (64 KiB on Linux), each a wake-up
+# of both processes and a loop turn of ours; 1 MiB (what an unprivileged process may ask by default)
+# makes them 16 times fewer. The kernel fills a pipe's pages as data comes: small messages cost nothing.
+_PIPE_BYTES = 1 << 20
 # After the child's stdout ends: how long to wait for it to exit, to say how it ended. A child
 # that closed stdout but lives on is only "the peer closed the connection", as before.
 _EXIT_WAIT = 2.0
@@ -108,6 +112,7 @@ class StdioServerTransport(_StreamTransport):
         if not _is_pipe_like(self._stdout):
             self._sync_out = self._stdout
             return
+        _widen_pipe(self._stdout)
         transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, self._stdout)
         self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
@@ -119,6 +124,21 @@ class StdioServerTransport(_StreamTransport):
             with contextlib.suppress(ConnectionError, OSError):
                 await self._writer.drain()
             self._writer.close()
+
+
+def _widen_pipe(stream: IO[bytes]) -> None:
+    """Give the pipe ``stream`` writes to ``_PIPE_BYTES`` of room, where the system lets us (Linux)."""
+    try:
+        import fcntl
+    except ImportError:  # not on Windows
+        return
+    setter, getter = getattr(fcntl, "F_SETPIPE_SZ", None), getattr(fcntl, "F_GETPIPE_SZ", None)
+    if setter is None or getter is None:  # Linux only
+        return
+    with contextlib.suppress(OSError, ValueError):
+        fd = stream.fileno()
+        if stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, getter) < _PIPE_BYTES:
+            fcntl.fcntl(fd, setter, _PIPE_BYTES)
 
 
 def _is_pipe_like(stream: IO[bytes]) -> bool:
