@@ -244,8 +244,10 @@ def test_the_roots_a_worker_fetched_are_in_the_record_for_every_other(new_state:
                 assert len(asked) == 1
                 current[:] = ["beta"]
                 await client.set_roots(roots)  # notifications/roots/list_changed: every worker drops them
-                for _ in range(4):
-                    assert (await client.call_tool("where", {})).content[0].text == "beta"  # type: ignore[union-attr]
-                assert 2 <= len(asked) <= 3  # asked again once (set_roots itself may read the provider)
+                # The change reaches the other workers as a Redis message: a request that lands on one
+                # in the same instant may still see the old roots (docs/deploy.md), never for long.
+                seen = [(await client.call_tool("where", {})).content[0].text for _ in range(12)]  # type: ignore[union-attr]
+                assert seen[-6:] == ["beta"] * 6, seen
+                assert len(asked) <= 4  # asked again, not on every call
 
     run(body)
