@@ -53,12 +53,14 @@ from .session_posts import open_session, post_to_session
 from .session_responses import resume_stream, serve_get_stream
 from .sessions import HttpSession, SessionRegistry
 from .shared_events import StateEventStore
-from .stateless import serve_stateless
+from .stateless import MirroredHeaders, serve_stateless
 
 if TYPE_CHECKING:
     from .served import HostedServer
 
 logger = logging.getLogger("backchannel.http")
+_GET_TAKEN = H.Rejection(409, InvalidRequest("a GET stream is already open for this session"))
+_NO_SESSION_ID = H.Rejection(400, InvalidRequest("Mcp-Session-Id header required (send initialize first)"))
 _NO_SESSION = H.Rejection(404, InvalidRequest("session not found; start a new one with initialize"))
 
 
@@ -119,6 +121,7 @@ class HttpApp:
         self.fleet = Fleet(state, shared=state.spans_workers, record_ttl=record_ttl)
         self.sessions = SessionRegistry(session_idle_timeout, self.fleet, self._new_session)
         self._joined = False
+        self._mirrored = MirroredHeaders(server)
         self._joining: asyncio.Future[None] | None = None
         self.body_deadlines = BodyDeadlines(body_timeout)
         self.max_requests = max_requests
@@ -274,9 +277,7 @@ class HttpApp:
             await self._initialize(message, headers, principal, receive, send)
             return
         if session_id is None:
-            await send_rejection(
-                send, H.Rejection(400, InvalidRequest("Mcp-Session-Id header required (send initialize first)"))
-            )
+            await send_rejection(send, _NO_SESSION_ID)
             return
         session = await self.sessions.find(session_id, principal)
         if session is None:
@@ -298,12 +299,7 @@ class HttpApp:
         send: Send,
         principal: Principal | None = None,
     ) -> None:
-        param_headers = None
-        if message["method"] == "tools/call":
-            name = message.get("params", {}).get("name")
-            tool = self.server.tool_definition(name) if isinstance(name, str) else None
-            if tool is not None:
-                param_headers = H.x_mcp_headers(tool.get("inputSchema", {}))
+        param_headers = self._mirrored.of(message) if message["method"] == "tools/call" else None
         rejection = H.check_stateless_headers(headers, message, param_headers=param_headers)
         if rejection is not None:
             await send_rejection(send, rejection)
@@ -347,9 +343,7 @@ class HttpApp:
         if session.transport.standalone is not None or release is None:
             if release is not None:
                 await release()
-            await send_rejection(
-                send, H.Rejection(409, InvalidRequest("a GET stream is already open for this session"))
-            )
+            await send_rejection(send, _GET_TAKEN)
             return
         try:
             await serve_get_stream(session, receive, send)

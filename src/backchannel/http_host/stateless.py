@@ -8,7 +8,7 @@ closes the response has cancelled the request (2026-07-28 cancellation.mdx).
 
 from __future__ import annotations
 
-__all__ = ["serve_stateless"]
+__all__ = ["MirroredHeaders", "serve_stateless"]
 
 import math
 from typing import TYPE_CHECKING, Any
@@ -38,6 +38,30 @@ class _OneRequest(PushedTransport):
             raise TransportClosed("the response is finished")
         for message in wire_messages(items):
             self.feed.put(message)
+
+
+class MirroredHeaders:
+    """The ``x-mcp-header`` annotations of each tool's ``inputSchema`` (SEP-2243), read once per
+    definition: every stateless-era ``tools/call`` checks its ``Mcp-Param-*`` headers against
+    them, and reading a schema on every call costs more than the check itself."""
+
+    def __init__(self, server: HostedServer) -> None:
+        self.server = server
+        self._read: dict[str, tuple[dict[str, Any], Any]] = {}
+
+    def of(self, message: dict[str, Any]) -> Any:
+        """The annotations of the tool a ``tools/call`` names; None for a tool we do not have."""
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        tool = self.server.tool_definition(name) if isinstance(name, str) else None
+        if tool is None:
+            return None
+        held = self._read.get(name)  # type: ignore[arg-type]
+        if held is not None and held[0] is tool:  # the same definition: a re-registered tool is read again
+            return held[1]
+        headers = H.x_mcp_headers(tool.get("inputSchema", {}))
+        self._read[name] = (tool, headers)  # type: ignore[index]
+        return headers
 
 
 async def serve_stateless(
