@@ -35,7 +35,8 @@ import msgspec
 
 from ...protocol.events import RequestReceived
 from ...state.shared import SharedState
-from ...types.errors import INTERNAL_ERROR, InvalidParams, MethodNotFound, MissingCapability
+from ...types.capabilities import extension_settings, require_extension
+from ...types.errors import INTERNAL_ERROR, InvalidParams, MethodNotFound
 from ...types.methods import METHODS
 from ...types.tasks import TASKS_EXTENSION
 from ..tools import RegisteredTool
@@ -62,20 +63,6 @@ def status_channel(task_id: str) -> str:
 
 def _nothing() -> None:
     return None
-
-
-def needs_extension() -> MissingCapability:
-    """-32021 naming the tasks extension (SEP-2663 §Capability Negotiation)."""
-    error = MissingCapability(
-        "extensions", "Missing required client capability: the io.modelcontextprotocol/tasks extension"
-    )
-    error.data = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
-    return error
-
-
-def declares_extension(request: RequestReceived) -> bool:
-    extensions = (request.client_capabilities or {}).get("extensions")
-    return isinstance(extensions, dict) and isinstance(extensions.get(TASKS_EXTENSION), dict)
 
 
 class TaskService:
@@ -134,17 +121,17 @@ class TaskService:
         return capabilities
 
     def require_extension(self, request: RequestReceived) -> None:
-        if request.era == "stateless" and not declares_extension(request):
-            raise needs_extension()
+        if request.era == "stateless":
+            require_extension(request.client_capabilities, TASKS_EXTENSION)
 
     def wanted(self, tool: RegisteredTool, request: RequestReceived) -> bool:
         """Whether this call of a task-capable ``tool`` becomes a task; raises when it must be
         one and cannot (the client did not declare tasks, or did not ask for one)."""
         if request.era == "stateless":
-            if declares_extension(request):
+            if extension_settings(request.client_capabilities, TASKS_EXTENSION) is not None:
                 return True
             if tool.task == "required":
-                raise needs_extension()
+                require_extension(request.client_capabilities, TASKS_EXTENSION)  # -32021 naming it
             return False
         if isinstance(request.params.get("task"), dict) and request.version in CORE_TASK_VERSIONS:
             return True
