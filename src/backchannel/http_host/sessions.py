@@ -1,11 +1,8 @@
 """Handshake-era HTTP sessions: one protocol session per ``Mcp-Session-Id``.
 
-Each session runs one ``Connection`` whose transport is fed by POSTs and writes
-each outgoing message to the response of the request it belongs to: answers,
-progress, log lines and server-to-client requests travel on the stream of the
-POST being served, so they work behind any load balancer that keeps a request
-on one worker. Messages that belong to no request go to the GET stream, if the
-client opened one.
+Each session runs one ``Connection`` fed by POSTs; every outgoing message goes on the
+response of the request it belongs to (answers, progress, log lines, server-to-client
+requests), and what belongs to no request on the GET stream, if the client opened one.
 
 A session whose client has gone (no response of it open: its POST streams and GET
 stream were cut or ended) and from which nothing arrives for the idle timeout is
@@ -194,6 +191,8 @@ class HttpSession:
 
     def apply_record(self, record: SessionRecord) -> None:
         self.server.restore_session(self.connection, record.kept)
+        # Stored already: written back, it could overwrite a newer announcement not applied yet.
+        self.saved_kept = self.server.session_snapshot(self.connection)
 
     def end_by_peer(self) -> None:
         if self.on_ended_elsewhere is not None:
