@@ -61,6 +61,10 @@ class Recorder(Tap):
     def errors(self) -> list[dict[str, Any]]:
         return [m["error"] for m in self.received if "error" in m]
 
+    def all_text(self) -> str:
+        """Everything both ways as one text, to show a word never crossed the wire."""
+        return repr(self.received) + repr(self.sent)
+
     def results(self) -> list[dict[str, Any]]:
         """Results of our ``tools/call`` requests, in order."""
         calls = {m["id"] for m in self.requests_written("tools/call")}
