@@ -9,7 +9,7 @@ the shared machine's noise moves single points by more than that.
 
 from __future__ import annotations
 
-__all__ = ["VIEWS", "carry_over", "draw", "section", "slope", "splice"]
+__all__ = ["CARRIED", "VIEWS", "carry_over", "draw", "section", "slope", "splice"]
 
 import math
 import re
@@ -348,17 +348,30 @@ def section(data: dict[str, Any]) -> str:
 def splice(text: str, block: str) -> str:
     """``text`` (a RESULTS.md) with its curves section replaced by ``block`` (added before the
     section on broken answers, or at the end, when it has none)."""
+    return _splice(text, HEADING, block)
+
+
+#: The sections of RESULTS.md that other scripts write, which a full ``run.py`` (it writes the
+#: file anew) keeps: the curves (``run.py --curves``, here) and the telemetry cost
+#: (``telemetry_cost.py --out``, whose ``HEADING`` this is).
+CARRIED = (HEADING, "## Telemetry cost")
+
+
+def carry_over(old: str, new: str) -> str:
+    """``new`` (a RESULTS.md just written) with the sections of ``old`` named in ``CARRIED`` kept."""
+    for heading in CARRIED:
+        found = re.search(rf"^{heading}.*?(?=^## |\Z)", old, flags=re.MULTILINE | re.DOTALL)
+        if found is not None:
+            new = _splice(new, heading, found.group(0))
+    return new
+
+
+def _splice(text: str, heading: str, block: str) -> str:
     block = block.rstrip("\n") + "\n\n"
-    found = re.search(rf"^{HEADING}.*?(?=^## |\Z)", text, flags=re.MULTILINE | re.DOTALL)
+    found = re.search(rf"^{heading}.*?(?=^## |\Z)", text, flags=re.MULTILINE | re.DOTALL)
     if found is not None:
         return text[: found.start()] + block + text[found.end() :].lstrip("\n")
     before = re.search(r"^## Answers that broke the contract", text, flags=re.MULTILINE)
     if before is not None:
         return text[: before.start()] + block + text[before.start() :]
     return (text.rstrip("\n") + "\n\n" if text.strip() else "") + block.rstrip("\n") + "\n"
-
-
-def carry_over(old: str, new: str) -> str:
-    """``new`` (a RESULTS.md just written) with the curves section of ``old`` kept."""
-    found = re.search(rf"^{HEADING}.*?(?=^## |\Z)", old, flags=re.MULTILINE | re.DOTALL)
-    return new if found is None else splice(new, found.group(0))

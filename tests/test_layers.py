@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "backchannel"
 #: (it re-exports server/, client/ and types/); ``__main__`` is ``python -m backchannel``.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"types"}),
-    frozenset({"protocol", "framing", "forms"}),
+    frozenset({"protocol", "framing", "forms", "telemetry"}),
     frozenset({"transports", "state"}),
     frozenset({"runtime", "auth"}),
     frozenset({"http_host"}),

@@ -16,6 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import curve_report
 import fleet_report
+import telemetry_cost
 
 X = [10.0, 100.0, 1000.0, 10000.0]
 
@@ -69,6 +70,21 @@ def test_the_section_is_kept_through_a_full_run_and_a_fleet_splice(tmp_path: Pat
     # and run.py --fleet's splice leaves it where it is
     fleet = fleet_report.splice(kept, [], "## Fleet: 2 workers\n\nfleet text\n")
     assert fleet.count(curve_report.HEADING) == 1 and "curves/tools.png" in fleet
+
+
+def test_the_telemetry_cost_section_is_kept_through_a_full_run_too() -> None:
+    """``telemetry_cost.py --out`` writes its section into RESULTS.md; ``run.py``'s full mode,
+    which writes the file anew, carries it over with the curves, each once and in its place."""
+    results = "# Benchmarks\n\n## Medians\n\nrows\n\n## Answers that broke the contract\n\nNone.\n"
+    written = curve_report.splice(results, curve_report.section({"tools": _entry()}))
+    written = telemetry_cost.splice(written, f"{telemetry_cost.HEADING}\n\n| stdio | echo | 1.01x |\n")
+    rewritten = "# Benchmarks\n\n## Medians\n\nnew rows\n\n## Answers that broke the contract\n\nNone.\n"
+    kept = curve_report.carry_over(written, rewritten)
+    assert "new rows" in kept and "| stdio | echo | 1.01x |" in kept
+    assert kept.count(telemetry_cost.HEADING) == 1 and kept.count(curve_report.HEADING) == 1
+    order = [kept.index(h) for h in (curve_report.HEADING, telemetry_cost.HEADING, "## Answers that broke")]
+    assert order == sorted(order)
+    assert curve_report.carry_over(kept, kept) == kept  # carried again: nothing added
 
 
 def test_each_curve_is_drawn(tmp_path: Path) -> None:

@@ -24,6 +24,8 @@ import msgspec
 from ..protocol.events import NotificationReceived, RequestReceived
 from ..protocol.session import Session, SessionConfig
 from ..runtime.connection import Connection, ProgressCallback
+from ..telemetry.metrics import session_closed, session_opened
+from ..telemetry.spans import on_pipe
 from ..transports.base import Transport
 from ..transports.http.negotiated import NegotiatedHeaders
 from ..types.capabilities import with_extensions
@@ -44,7 +46,7 @@ from ..types.versions import VERSIONS, Era, EraChoice, EraSpelling, era_from_use
 from . import completions, listening, tool_calls
 from .cache import ClientCache
 from .era_detection import HandshakeEraNeeded, converted, meet_server
-from .input_rounds import answer_input_rounds
+from .input_rounds import answer_input_rounds, rounds_span
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
 from .log_messages import LogCallback, LogDelivery
 from .options import FlatOptions, InputOptions, LogOptions, RetryOptions, TimeoutOptions, resolve_options
@@ -152,7 +154,7 @@ class Client:
         """A client for a server spawned as ``command args...`` speaking over its stdio."""
         from ..transports.stdio import StdioClientTransport
 
-        return cls(StdioClientTransport(command, args, env=env, cwd=cwd), **options)
+        return cls(on_pipe(StdioClientTransport(command, args, env=env, cwd=cwd)), **options)
 
     @classmethod
     def http(
@@ -186,6 +188,7 @@ class Client:
         except BaseException:
             await self.aclose()
             raise
+        self._timed = session_opened("client", self.connection.telemetry_attributes)  # None: metrics off
         self.inputs.server_name = str(self.server_info.get("title") or self.server_info.get("name") or "the server")
         return self
 
@@ -195,6 +198,7 @@ class Client:
         await self.aclose()
 
     async def aclose(self) -> None:
+        session_closed(getattr(self, "_timed", None), version=self.protocol_version)
         self.tasks.close()
         await self.connection.close()
         if self._runner is not None:
@@ -318,7 +322,7 @@ class Client:
 
         hit, stamp = await self.cache.fresh(method, params) if cached else None, self.cache.stamp()
         try:
-            with HandshakeEraNeeded.recognised(self.session.era):
+            with HandshakeEraNeeded.recognised(self.session.era), rounds_span(self.session.era, method, params):
                 # -32042 (handshake era): run the URL flows it lists, then retry, both bounded.
                 first = hit or await retry_after_url_flows(
                     lambda: send(params), self.inputs, wait=self.url_wait, retries=self.url_retries

@@ -5,19 +5,31 @@ sample) returns ``resultType: "input_required"`` with its ``inputRequests`` and 
 ``requestState``. The client answers each question with its handlers and sends the
 request again under a new id, with the same method and arguments, the answers in
 ``inputResponses`` and ``requestState`` echoed exactly, until the result is complete.
+
+With tracing on, all the rounds of one operation are one trace (docs/observability.md):
+``rounds_span`` wraps them in an ``INTERNAL`` span named like the operation, each round's
+``CLIENT`` span its child, and each answer (a person filling a form) is an ``INTERNAL`` span
+named by the input request's method, in between.
 """
 
 from __future__ import annotations
 
-__all__ = ["answer_input_rounds"]
+__all__ = ["answer_input_rounds", "rounds_span"]
 
+import contextlib
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..telemetry.conventions import MCP_METHOD_NAME, request_attributes, span_name
+from ..telemetry.spans import internal_span
 from ..types.errors import MCPError, RemoteProtocolError
+from ..types.methods import METHODS
 from ..types.wording import counted
 from .inputs import InputHandlers
 from .url_controls import UrlWords
+
+_UNTRACED = contextlib.nullcontext()
 
 
 async def answer_input_rounds(
@@ -43,7 +55,7 @@ async def answer_input_rounds(
         requests = _input_requests(method, result)
         if requests:
             retry["inputResponses"] = {
-                key: await inputs.answer(question, words.asked(result, key, question_params))
+                key: await _answer(inputs, question, words.asked(result, key, question_params))
                 for key, (question, question_params) in requests.items()
             }
         if "requestState" in result:
@@ -55,6 +67,29 @@ async def answer_input_rounds(
             retry["requestState"] = state
         result = await words.send(send, retry)
     return result
+
+
+def rounds_span(era: str | None, method: str, params: dict[str, Any] | None) -> contextlib.AbstractContextManager[Any]:
+    """Around a stateless-era request that may take input rounds (``tools/call``, ``prompts/get``,
+    ``resources/read``): its ``INTERNAL`` operation span, current while the rounds run. It starts
+    before the first round, as no one knows yet whether rounds will follow; a shared no-op when
+    tracing is off or the request cannot take rounds."""
+    if era != "stateless" or "opentelemetry" not in sys.modules:  # not this era, or surely no SDK
+        return _UNTRACED
+    spec = METHODS.get(method)
+    if spec is None or not spec.mrtr:
+        return _UNTRACED
+    span = internal_span(span_name(method, params), request_attributes(method, params))
+    return _UNTRACED if span is None else span
+
+
+async def _answer(inputs: InputHandlers, question: str, params: dict[str, Any]) -> Any:
+    """One input request answered by our handlers, in an ``INTERNAL`` span when tracing is on."""
+    span = internal_span(question, {MCP_METHOD_NAME: question})
+    if span is None:
+        return await inputs.answer(question, params)
+    with span:
+        return await inputs.answer(question, params)
 
 
 def _input_requests(method: str, result: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:

@@ -36,6 +36,7 @@ from ..auth.gate import check_scopes
 from ..framing import http as H
 from ..framing.sse import encode_comment, encode_event
 from ..runtime.connection import Connection
+from ..telemetry.metrics import session_closed, session_opened
 from ..transports.base import PushedTransport, TransportClosed, wire_messages
 from ..transports.http import asgi
 from ..transports.http.asgi import Mailbox, NoItem, Receive, Scope, Send, next_item, send_bytes, send_start, watching
@@ -44,6 +45,7 @@ from ..transports.http.limits import TIMED_OUT, busy, too_slow
 from ..transports.http.responses import send_rejection
 from ..transports.http.streams import SSE_HEADERS, encode_message
 from ..types.errors import InvalidRequest
+from . import traced
 
 if TYPE_CHECKING:
     from ..protocol.events import Outgoing
@@ -135,7 +137,9 @@ class LegacySse:
         session_id = secrets.token_hex(16)
         transport = _StreamTransport(principal)
         session = _Session(session_id, transport, app.server.connect(transport, finish_grace=0.0))
+        traced.describe(session.connection, session_id)  # with telemetry on: what the spans say of it
         self.sessions[session_id] = session
+        timed = session_opened("server", session.connection.telemetry_attributes)  # None: metrics off
         root = str(scope.get("root_path", "")).rstrip("/")
         endpoint = f"{quote(root + MESSAGES_PATH)}/?session_id={session_id}"
         try:
@@ -149,6 +153,7 @@ class LegacySse:
         finally:
             if self.sessions.get(session_id) is session:
                 del self.sessions[session_id]
+            session_closed(timed, version=session.connection.session.protocol_version)
             await session.end()
 
     async def _post(

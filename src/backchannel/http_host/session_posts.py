@@ -16,6 +16,7 @@ from typing import Any
 
 from ..framing import http as H
 from ..protocol.states import SessionState
+from ..telemetry.metrics import session_opened
 from ..transports.http.asgi import Receive, Send, send_bytes
 from ..transports.http.responses import send_rejection
 from ..types.errors import InvalidRequest
@@ -44,6 +45,7 @@ async def open_session(
         # The record is written before the client hears the session id: its next request
         # may land on any worker, which must find the session.
         if "result" in answer and session.version is not None:
+            session.timed = session_opened("server", session.connection.telemetry_attributes)
             await session.save()
             await fleet.join(session.session_id, session)
 

@@ -19,6 +19,7 @@ from ..protocol.events import Outgoing, RequestId
 from ..transports.base import PushedTransport, TransportClosed, wire_messages
 from ..transports.http.asgi import NoItem, Receive, Send, next_item, send_bytes, send_start, watching
 from ..transports.http.streams import JSON_HEADERS, SSE_HEADERS, MessageFeed, encode_message, is_answer_to
+from . import traced
 
 if TYPE_CHECKING:
     from .served import HostedServer
@@ -77,6 +78,7 @@ async def serve_stateless(
     transport = _OneRequest(request_id)
     transport.principal = principal
     connection = server.connect(transport, finish_grace=0.0)
+    traced.describe(connection)  # with telemetry on: HTTP, the client's address (no session here)
     connection.feed([message])
     try:
         async with watching(receive, transport.feed.queue) as gone:

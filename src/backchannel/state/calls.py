@@ -5,7 +5,9 @@ confirmation code, the OAuth verifier its handler keeps) lives in the worker who
 started it. A worker that receives a request for it hands the request to that worker
 with ``call`` and answers with what comes back. Requests and answers travel as messages
 on each worker's ``calls:<worker>`` channel: a request that reaches no listener means the
-worker is gone (``WorkerGone``), at once, without waiting out a timeout.
+worker is gone (``WorkerGone``), at once, without waiting out a timeout. With tracing on, a
+request carries the caller's trace context and is handled in a span that is its child
+(``telemetry/fleet_calls.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from ..telemetry import fleet_calls
 from ..types.errors import INTERNAL_ERROR, MCPError
 from .shared import SharedState
 
@@ -85,6 +88,8 @@ class Calls:
         waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[number] = waiter
         request = {"k": "call", "n": number, "op": op, "a": args, "r": self.state.worker_id}
+        if (context := fleet_calls.carried()) is not None:  # the caller's trace goes on in the other worker
+            request["t"] = context
         try:
             if await self.state.publish(_channel(worker_id), msgspec.json.encode(request)) == 0:
                 raise WorkerGone(f"worker {worker_id} no longer serves")
@@ -118,7 +123,8 @@ class Calls:
             reply["e"] = f"this worker does not handle {message.get('op')!r}"
         else:
             try:
-                reply["v"] = await handler(message.get("a"))
+                with fleet_calls.serving(str(message.get("op")), message.get("t"), message.get("r")):
+                    reply["v"] = await handler(message.get("a"))
             except MCPError as exc:
                 reply["e"] = exc.message
             except Exception:

@@ -45,6 +45,8 @@ from typing import Any
 import httpx2
 
 from ...protocol.events import CancelIntent, Outgoing
+from ...telemetry import conventions as C
+from ...telemetry.activation import meter, tracer
 from ..base import Transport, TransportBroken, TransportClosed
 from . import client_send
 from .client_link import HttpLink, describe
@@ -96,6 +98,7 @@ class HttpClientTransport(HttpLink, Transport, NegotiatedHeaders):
     # ------------------------------------------------------------ interface
 
     async def start(self) -> None:
+        self.describe()  # with telemetry on: the spans of the connection over this transport read it
         self._start_sender()
 
     async def receive(self) -> list[Any] | None:
@@ -137,6 +140,24 @@ class HttpClientTransport(HttpLink, Transport, NegotiatedHeaders):
         if self.owns_client:
             await self.http.aclose()
         self.inbox.put_nowait(None)
+
+    def describe(self) -> dict[str, Any] | None:
+        """With telemetry on, set and return ``telemetry_attributes``: what the spans of the
+        connection over this transport say of it (the server's address and port, TCP, HTTP; the
+        session id joins them once ``initialize`` brings it); None when telemetry is off."""
+        if tracer() is None and meter() is None:
+            return None
+        url = httpx2.URL(self.url)
+        described: dict[str, Any] = {
+            C.SERVER_ADDRESS: url.host,
+            C.SERVER_PORT: url.port or (443 if url.scheme == "https" else 80),
+            C.NETWORK_TRANSPORT: "tcp",
+            C.NETWORK_PROTOCOL_NAME: "http",
+        }
+        if self.session_id is not None:
+            described[C.MCP_SESSION_ID] = self.session_id
+        self.telemetry_attributes = described
+        return described
 
     # ------------------------------------------------- told by the client
 

@@ -90,6 +90,9 @@ class Post:
 class HttpLink:
     """The state of one client end of Streamable HTTP at ``url`` (see ``HttpClientTransport``)."""
 
+    #: With telemetry on, what the client's spans say of the transport (``HttpClientTransport.describe``).
+    telemetry_attributes: dict[str, Any] | None = None
+
     def __init__(
         self,
         url: str,

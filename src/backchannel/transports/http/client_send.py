@@ -21,6 +21,7 @@ import msgspec
 
 from ...framing import http as H
 from ...protocol.events import CancelIntent, RequestId
+from ...telemetry.propagation import headers_from_meta
 from ...types.errors import INVALID_PARAMS
 from .client_link import (
     ACCEPT_BOTH,
@@ -101,6 +102,12 @@ def _post_headers(link: HttpLink, message: dict[str, Any]) -> httpx2.Headers:
     headers = httpx2.Headers(link.headers)
     headers["content-type"] = "application/json"
     headers["accept"] = ACCEPT_BOTH
+    params = message.get("params")
+    meta = params.get("_meta") if type(params) is dict else None
+    if type(meta) is dict and "traceparent" in meta:
+        # The trace context the message carries goes along as W3C headers too, for what sits
+        # between us and the server (a proxy, an HTTP-level instrumentation) and reads only those.
+        headers.update(headers_from_meta(meta))
     if stateless_version(message) is not None:
         tool = (message.get("params") or {}).get("name") if message.get("method") == "tools/call" else None
         param_headers = link.tool_headers.get(tool) if isinstance(tool, str) else None

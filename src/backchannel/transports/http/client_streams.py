@@ -20,6 +20,7 @@ import httpx2
 
 from ...framing.codec import decode_json
 from ...framing.sse import SSEDecoder, SSEEvent, SSEEventTooLarge
+from ...telemetry.conventions import MCP_SESSION_ID, NETWORK_PROTOCOL_VERSION
 from ...types.errors import INTERNAL_ERROR, ParseError
 from .client_link import (
     CUT,
@@ -47,8 +48,13 @@ async def read_answer(link: HttpLink, response: httpx2.Response, post: Post, car
     if not 200 <= status < 300:
         await _refused(link, response, post, carried_session)
         return
+    described = link.telemetry_attributes
+    if described is not None and NETWORK_PROTOCOL_VERSION not in described:  # "HTTP/1.1" -> "1.1"
+        described[NETWORK_PROTOCOL_VERSION] = response.http_version.removeprefix("HTTP/")
     if exchange is not None and exchange.method == "initialize":
         link.session_id = response.headers.get("mcp-session-id") or None
+        if described is not None and link.session_id is not None:
+            described[MCP_SESSION_ID] = link.session_id  # the spans from now on name it
     if exchange is None:
         await response.aread()
         if post.message.get("method") == "notifications/initialized" and link.open_get_stream:
