@@ -453,8 +453,9 @@ def test_progress_resets_timeout_without_a_callback_still_asks_for_progress_pg03
 
 
 def test_progress_heavy_work_is_not_slowed_by_its_notifications_pg11_pg17() -> None:
-    """PG-11, PG-17: ``report_progress`` never waits for the wire. 20,000 reports run without
-    the handler yielding once to the event loop, and they leave in one write."""
+    """PG-11, PG-17: ``report_progress`` does not wait for the wire while the client keeps up.
+    20,000 reports run with the handler giving the loop one turn per batch of 256 written
+    (so that a cancellation is read, issue #19), never one per report."""
     server = Server("progress")
     count = 20_000
     yields_during_loop: list[int] = []
@@ -482,7 +483,8 @@ def test_progress_heavy_work_is_not_slowed_by_its_notifications_pg11_pg17() -> N
         seen: list[float] = []
         async with serving(server) as (client, _, wire):
             await client.call_tool("crunch", on_progress=lambda e: seen.append(e.progress))
-            assert yields_during_loop == [0]
+            [yields] = yields_during_loop
+            assert yields <= count // 256 + 1
             assert len(seen) == count
             assert seen == sorted(set(seen))
             assert len(wire.notifications_written("notifications/progress")) == count

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -79,3 +80,16 @@ def test_checks_do_not_mutate_the_declaration() -> None:
     for path in ("elicitation.form", "elicitation.url", "sampling.tools", "roots"):
         has(caps, path)
     assert caps == {"elicitation": {}, "sampling": {"tools": {}}}
+
+
+@pytest.mark.parametrize(("caps", "path", "expected"), CASES)
+def test_has_reads_any_mapping_as_a_dict(caps: dict[str, Any] | None, path: str, expected: bool) -> None:
+    """``has`` takes the dict fast path for decoded JSON; another ``Mapping`` (read-only views
+    of the same data) must give the same answers."""
+    assert has(_frozen(caps), path) is expected
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, dict):
+        return MappingProxyType({key: _frozen(item) for key, item in value.items()})
+    return value

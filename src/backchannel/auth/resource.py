@@ -25,7 +25,6 @@ import dataclasses
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import msgspec
 
@@ -96,6 +95,8 @@ class ResourceAuth:
         metadata: Mapping[str, Any] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        from urllib.parse import urlsplit  # (0.5 MiB with ipaddress: not loaded by a server without auth)
+
         parts = urlsplit(resource)
         if parts.scheme.lower() not in ("http", "https") or not parts.netloc or parts.fragment:
             raise ValueError(f"resource must be an absolute http(s) URI without a fragment, not {resource!r}")

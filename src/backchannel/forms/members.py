@@ -14,15 +14,16 @@ import dataclasses
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
 import typing_extensions
-from pydantic import BaseModel, ValidationError
-from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined
 
 from .errors import FormContentError, FormSchemaError
+from .loaded import loaded
 from .typeddict_compat import modernize
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
 
 _REQUIREDNESS = (typing.Required, typing.NotRequired, typing_extensions.Required, typing_extensions.NotRequired)
 
@@ -58,7 +59,7 @@ def read_members(cls: type) -> tuple[list[Member], Build]:
         raise FormSchemaError(
             None, f"a form is a dataclass, TypedDict, pydantic model or JSON Schema dict, not {cls!r}"
         )
-    if issubclass(cls, BaseModel):
+    if issubclass(cls, loaded("pydantic.main", "BaseModel")):
         return _model_members(cls), _model_builder(cls)
     if typing_extensions.is_typeddict(cls):
         return _typeddict_members(cls), dict
@@ -81,7 +82,7 @@ def _refuse_annotated_default(cls: type, name: str, annotation: Any) -> None:
     if get_origin(annotation) is not Annotated:
         return
     for item in annotation.__metadata__:
-        if isinstance(item, FieldInfo) and not item.is_required():
+        if isinstance(item, loaded("pydantic.fields", "FieldInfo")) and not item.is_required():
             raise FormSchemaError(
                 f"{cls.__name__}.{name}",
                 "a default inside Annotated[..., Field(...)] is not used; give the field a default",
@@ -98,7 +99,7 @@ def _dataclass_members(cls: type) -> list[Member]:
         _refuse_annotated_default(cls, item.name, annotation)
         metadata: tuple[Any, ...] = ()
         default: Any = NO_DEFAULT
-        if isinstance(item.default, FieldInfo):  # ``x: int = Field(3, ge=0)`` (pydantic dataclasses)
+        if isinstance(item.default, loaded("pydantic.fields", "FieldInfo")):  # ``x: int = Field(3, ge=0)``
             metadata = (item.default,)
             if not item.default.is_required():
                 default = item.default.get_default(call_default_factory=True, validated_data={})
@@ -126,6 +127,8 @@ def _typeddict_members(cls: type) -> list[Member]:
 
 
 def _model_members(cls: type[BaseModel]) -> list[Member]:
+    from pydantic_core import PydanticUndefined
+
     members = []
     for name, info in cls.model_fields.items():
         alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
@@ -147,15 +150,17 @@ def _dataclass_builder(cls: type) -> Build:
     def build(values: dict[str, Any]) -> Any:
         try:
             return cls(**values)
-        except ValidationError as exc:  # a pydantic dataclass
-            raise FormContentError(_problems(exc)) from None
-        except ValueError as exc:  # a check in __post_init__
+        except ValueError as exc:  # a check in __post_init__, or pydantic's ValidationError (a pydantic dataclass)
+            if isinstance(exc, loaded("pydantic_core", "ValidationError")):
+                raise FormContentError(_problems(exc)) from None
             raise FormContentError([str(exc)]) from None
 
     return build
 
 
 def _model_builder(cls: type[BaseModel]) -> Build:
+    from pydantic import ValidationError
+
     def build(values: dict[str, Any]) -> Any:
         try:
             return cls.model_validate(values)

@@ -20,13 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, get_args, get_origin
 
-import annotated_types
 import typing_extensions
-from pydantic import AnyUrl, BaseModel, EmailStr
-from pydantic.fields import FieldInfo
 
 from .errors import FormSchemaError
 from .formats import parse_date, parse_datetime
+from .loaded import loaded
 from .markers import Format, Titles
 from .members import NO_DEFAULT, Member
 from .schema import check_requested_schema
@@ -53,7 +51,7 @@ class _Notes:
         for item in items:
             if isinstance(item, str):
                 self.description = self.description or item
-            elif isinstance(item, FieldInfo):
+            elif isinstance(item, loaded("pydantic.fields", "FieldInfo")):
                 self.title = item.title or self.title
                 self.description = item.description or self.description
                 self.take(path, item.metadata)
@@ -61,9 +59,9 @@ class _Notes:
                 self.titles = item
             elif isinstance(item, Format):
                 self.format = item.name
-            elif isinstance(item, annotated_types.MultipleOf):
+            elif isinstance(item, loaded("annotated_types", "MultipleOf")):
                 raise FormSchemaError(path, "multiple_of cannot be expressed in a form")
-            elif isinstance(item, annotated_types.GroupedMetadata):
+            elif isinstance(item, loaded("annotated_types", "GroupedMetadata")):
                 self.take(path, list(item))
             else:
                 for key in ("ge", "gt", "le", "lt", "min_length", "max_length", "pattern"):
@@ -157,9 +155,9 @@ def _text_format(path: str, annotation: Any, notes: _Notes) -> tuple[str | None,
     known: tuple[str | None, Convert, Convert] | None = None
     if annotation is str:
         known = (None, _same, _same)
-    elif annotation is EmailStr:
+    elif annotation is loaded("pydantic.networks", "EmailStr"):
         known = ("email", _same, _same)
-    elif isinstance(annotation, type) and issubclass(annotation, AnyUrl):
+    elif isinstance(annotation, type) and issubclass(annotation, loaded("pydantic.networks", "AnyUrl")):
         known = ("uri", _url(annotation), str)
     elif annotation is datetime.datetime:
         known = ("date-time", parse_datetime, _isoformat)
@@ -244,7 +242,7 @@ def _refuse(path: str, notes: _Notes, what: str, *keys: str) -> None:
 def _why_not(annotation: Any) -> str:
     origin = get_origin(annotation) or annotation
     nested = (
-        (isinstance(origin, type) and issubclass(origin, BaseModel | dict))
+        (isinstance(origin, type) and issubclass(origin, (loaded("pydantic.main", "BaseModel"), dict)))
         or typing_extensions.is_typeddict(origin)
         or (isinstance(origin, type) and hasattr(origin, "__dataclass_fields__"))
     )
@@ -267,8 +265,8 @@ def _to_int(value: Any) -> int:
     return int(value)  # 3.0 is an integer in JSON Schema
 
 
-def _url(cls: type[AnyUrl]) -> Convert:
-    def convert(value: str) -> AnyUrl:
+def _url(cls: type) -> Convert:
+    def convert(value: str) -> Any:
         try:
             return cls(value)
         except ValueError:

@@ -293,15 +293,21 @@ def validate_content(schema: dict[str, Any], content: Any) -> list[str]:
     if not isinstance(content, dict):
         return [f"the answer must be an object of fields, not {_type_name(content)}"]
     properties: dict[str, Any] = schema.get("properties", {})
-    required = set(schema.get("required", ()))
+    required = schema.get("required", ())  # a short list (``check_requested_schema``): no set needed
     problems: list[str] = []
+    answered = 0  # (every answer a server gets comes here: valid content builds no strings)
     for name, prop in properties.items():
         if name in content:
-            problems.extend(f"{name}: {problem}" for problem in _value_problems(prop, content[name]))
+            answered += 1
+            if found := _value_problems(prop, content[name]):
+                problems.extend(f"{name}: {problem}" for problem in found)
         elif name in required:
             problems.append(f"{name}: is required")
-    known = ", ".join(properties) or "no fields"
-    problems.extend(f"{name}: not a field of this form (it has {known})" for name in content if name not in properties)
+    if answered < len(content):  # some of its fields are not the form's
+        known = ", ".join(properties) or "no fields"
+        problems.extend(
+            f"{name}: not a field of this form (it has {known})" for name in content if name not in properties
+        )
     return problems
 
 
@@ -315,7 +321,7 @@ def _value_problems(prop: dict[str, Any], value: Any) -> list[str]:
         return _multi_problems(prop, value)
     if not isinstance(value, str):
         return [f"must be text, not {_short(value)}"]
-    options = _options(prop)
+    options = _options(prop) if "enum" in prop or "oneOf" in prop or "anyOf" in prop else None
     if options:
         values = [option for option, _ in options]
         return [] if value in values else [f"{_short(value)} is not one of {', '.join(values)}"]

@@ -47,6 +47,7 @@ from ..transports.http.responses import send_rejection
 from ..types import meta as M
 from ..types.errors import InvalidRequest
 from ..types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
+from . import traced
 from .fleet import Fleet, events_prefix, refusing_when_unreachable
 from .legacy_sse import LegacySse
 from .session_posts import open_session, post_to_session
@@ -135,7 +136,9 @@ class HttpApp:
         store = self.event_store
         if self.fleet.shared:  # every worker must be able to replay the session's streams
             store = StateEventStore(self.state, events_prefix(session_id), self.fleet.record_ttl)
-        return HttpSession(session_id, principal, self.server, store, self.fleet)
+        session = HttpSession(session_id, principal, self.server, store, self.fleet)
+        traced.describe(session.connection, session_id)  # with telemetry on: what the spans say of it
+        return session
 
     async def join_fleet(self) -> None:
         """Start the shared state and listen for this worker's messages (the lifespan's startup
@@ -167,6 +170,7 @@ class HttpApp:
             limit = f"the server is at its limit of {self.max_requests} requests served at once; try again shortly"
             await send_rejection(send, busy(limit, self.retry_after))
             return
+        telemetry = traced.begin(scope)  # None unless telemetry is on: the request's W3C trace context
         self.serving += 1
         try:
             if self.fleet.shared:  # a request that needs the shared state while it is down: 503, not 500
@@ -175,6 +179,7 @@ class HttpApp:
                 await self._route(scope, receive, send)
         finally:
             self.serving -= 1
+            traced.end(telemetry)
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         # ASGI: ``path`` includes ``root_path`` (what a Mount in Starlette stripped off); compare the rest.
@@ -274,7 +279,7 @@ class HttpApp:
             await send_bytes(send, 202, b"", {})  # stateless-era notifications need no session
             return
         if kind == "request" and message["method"] == "initialize":
-            await self._initialize(message, headers, principal, receive, send)
+            await self._initialize(message, principal, receive, send)
             return
         if session_id is None:
             await send_rejection(send, _NO_SESSION_ID)
@@ -307,12 +312,7 @@ class HttpApp:
         await serve_stateless(self.server, message, receive, send, sse_after=self.sse_after, principal=principal)
 
     async def _initialize(
-        self,
-        message: dict[str, Any],
-        headers: dict[str, str],
-        principal: Principal | None,
-        receive: Receive,
-        send: Send,
+        self, message: dict[str, Any], principal: Principal | None, receive: Receive, send: Send
     ) -> None:
         if self.max_sessions is not None and len(self.sessions.sessions) >= self.max_sessions:
             limit = f"the server is at its limit of {self.max_sessions} live sessions; end one (DELETE) or retry later"
@@ -385,6 +385,7 @@ class HttpApp:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.aclose()
+                await traced.flush()  # before uvicorn re-raises a SIGTERM, which skips atexit
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -395,6 +396,5 @@ class HttpApp:
         if self.legacy_sse is not None:
             await self.legacy_sse.aclose()
         await self.fleet.aclose()
-        flows = self.server.url_elicitations
-        if flows is not None:
-            await flows.stop_pages()
+        if self.server.url_elicitations is not None:
+            await self.server.url_elicitations.stop_pages()

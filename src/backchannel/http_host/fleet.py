@@ -197,9 +197,9 @@ class Fleet:
 
     async def join(self, session_id: str, replica: Any) -> None:
         """``replica`` serves ``session_id`` here: it hears the session channel from now on."""
-        self.replicas[session_id] = replica
         if not self.shared:
-            return
+            return  # one worker: nothing will be routed to the replica (and it costs each session an entry)
+        self.replicas[session_id] = replica
         channel = session_channel(session_id)
         replica.stop_listening = self.state.listen(channel, lambda data: self._on_session_message(session_id, data))
         await self.state.listening(channel)

@@ -16,28 +16,30 @@ from __future__ import annotations
 __all__ = ["HttpSession", "SessionRegistry"]
 
 import asyncio
-import itertools
 import logging
 import math
 import secrets
 import time
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.events import HandshakeCompleted, Outgoing, RequestId
+from ..telemetry.metrics import SessionClock, session_closed
 from ..transports.base import PushedTransport, TransportClosed, wire_messages
 from ..transports.http.asgi import Mailbox
 from ..transports.http.auth import Principal
 from ..transports.http.event_store import EventStore
 from ..transports.http.streams import CLOSE_RESPONSE, END_STREAM, MessageFeed, ResumableStream, StreamSignal
 from .fleet import FANNED_OUT, Fleet, SessionRecord
+from .session_streams import SessionStreams
 
 if TYPE_CHECKING:
     from .served import HostedServer
 
 logger = logging.getLogger("backchannel.http")
-_FINISHED_STREAMS_KEPT = 64
+_NEVER = -math.inf
+_NO_STREAMS: Mapping[str, ResumableStream] = MappingProxyType({})
 
 
 class _SessionTransport(PushedTransport):
@@ -101,6 +103,8 @@ class HttpSession:
     """A live handshake-era session over HTTP (one ``Mcp-Session-Id``) and the streams of its
     requests; its protocol session is ``protocol``."""
 
+    timed: SessionClock | None = None  # the session metrics' clock: set by open_session, with metrics on
+
     def __init__(
         self, session_id: str, principal: Principal | None, server: HostedServer, store: EventStore, fleet: Fleet
     ) -> None:
@@ -113,31 +117,37 @@ class HttpSession:
         self.transport.principal = principal
         self.connection = server.connect(self.transport, finish_grace=0.0)
         self.protocol = self.connection.session
-        #: Set by the registry: ends this replica when another worker ended the session.
-        self.on_ended_elsewhere: Callable[[], None] | None = None
+        #: Set by the registry that holds it: ends this replica when another worker ended the session.
+        self.registry: SessionRegistry | None = None
         #: Set by ``Fleet.join``: stops hearing the session channel.
         self.stop_listening: Callable[[], None] | None = None
-        self.saved_at = -math.inf
+        self.saved_at = _NEVER
         self.saved_kept: dict[str, Any] | None = None
-        self.streams: dict[str, ResumableStream] = {}
-        self._finished: deque[str] = deque()
-        self._forgetting: set[asyncio.Task[None]] = set()
+        # Made by the first stream: a server holds thousands of idle sessions, many never stream.
+        self._streams: SessionStreams | None = None
         self.last_active = time.monotonic()
         #: HTTP responses of this session open now (request POSTs, GET streams): while there
         #: is one, the client is there, and the session is not idle whatever it waits for.
         self.responses = 0
-        # Stream ids are unique across sessions (the event store is shared): a random
-        # prefix per session, then a count. Resuming needs the session too, so they
-        # need not be unguessable within it.
-        self._stream_prefix = secrets.token_hex(6)
         if fleet.shared:
-            # The worker's name leads: the client's answers to our requests find their way back
-            # to it, and a worker asked to resume a stream knows whose it is.
+            # The worker's name leads: the client's answers to our requests find their way back to it.
             self.protocol.id_prefix = f"{fleet.worker_id}:"
-            self._stream_prefix = f"{fleet.worker_id}.{self._stream_prefix}"
-        self._stream_numbers = itertools.count(1)
-        #: This session's part of every response's headers, encoded once.
-        self.header_bytes = (b"mcp-session-id", session_id.encode("latin-1"))
+
+    @property
+    def header_bytes(self) -> tuple[bytes, bytes]:
+        """This session's part of every response's headers (encoded per response: 0.1 µs, where
+        keeping it would cost an idle session 132 bytes)."""
+        return (b"mcp-session-id", self.session_id.encode("latin-1"))
+
+    @property
+    def streams(self) -> Mapping[str, ResumableStream]:
+        """This session's streams by id, finished ones included while they stay resumable."""
+        return _NO_STREAMS if self._streams is None else self._streams.by_id
+
+    def _stream_book(self) -> SessionStreams:
+        if self._streams is None:
+            self._streams = SessionStreams(self.store, self.fleet, self.close_feed)
+        return self._streams
 
     @property
     def version(self) -> str | None:
@@ -162,6 +172,8 @@ class HttpSession:
         self.server.restore_session(self.connection, record.kept)
 
     async def save(self, *, announce: bool = False) -> None:
+        if not self.fleet.shared:
+            return  # one worker: no record to write, and no snapshot to keep for comparing
         self.saved_at = time.monotonic()
         record = self.record()
         self.saved_kept = record.kept
@@ -195,8 +207,8 @@ class HttpSession:
         self.saved_kept = self.server.session_snapshot(self.connection)
 
     def end_by_peer(self) -> None:
-        if self.on_ended_elsewhere is not None:
-            self.on_ended_elsewhere()
+        if self.registry is not None:
+            self.registry.end_soon(self)
 
     def touch(self) -> None:
         self.last_active = time.monotonic()
@@ -208,6 +220,12 @@ class HttpSession:
     def detach(self) -> None:
         self.responses -= 1
         self.touch()  # the idle clock starts when the client's last response ends
+        if self.responses <= 0:
+            # The session may now stay idle for long: give back the room its records grew
+            # for the requests just served (a dict keeps its table when emptied).
+            if not self.transport.feeds:
+                self.transport.feeds.clear()
+            self.connection.shrink()
 
     def feed_messages(self, messages: list[Any]) -> None:
         """Serve what a POST carried."""
@@ -223,7 +241,7 @@ class HttpSession:
         self.transport.feeds.pop(request_id, None)
 
     def new_stream_id(self) -> str:
-        return f"{self._stream_prefix}{next(self._stream_numbers)}"
+        return self._stream_book().new_id()
 
     def start_stream(
         self,
@@ -239,42 +257,16 @@ class HttpSession:
         with None), for the response that carries the stream. ``stream_id``: one ``new_stream_id``
         gave (and the store opened); by default a new one.
         """
-        stream_id = stream_id or self.new_stream_id()
-        stream = ResumableStream(stream_id, self.store, feed, self._stream_finished)
-        self.streams[stream.stream_id] = stream
-        sink = stream.attach() if attached else None
-        stream.begin(first)
-        return stream, sink
+        book = self._stream_book()
+        return book.start(stream_id or book.new_id(), feed, first, attached=attached)
 
-    def _stream_finished(self, stream: ResumableStream) -> None:
-        if stream.feed.request_id is not None:
-            self.close_feed(stream.feed.request_id)
-        # A finished stream stays resumable for a while (its answer may not have reached the
-        # client); only the newest ones are kept, so a long session does not grow without bound.
-        # The oldest are let go in batches: one task per batch rather than one per request.
-        self._finished.append(stream.stream_id)
-        if len(self._finished) >= 2 * _FINISHED_STREAMS_KEPT:
-            old = [self._finished.popleft() for _ in range(_FINISHED_STREAMS_KEPT)]
-            for stream_id in old:
-                self.streams.pop(stream_id, None)
-            self._forgetting = {t for t in self._forgetting if not t.done()}
-            self._forgetting.add(asyncio.get_running_loop().create_task(self._forget(old)))
-
-    async def _forget(self, stream_ids: list[str]) -> None:
-        if self.fleet.shared:  # all at once: the shared state deletes them in one round trip
-            await asyncio.gather(*(self.store.forget(stream_id) for stream_id in stream_ids))
-            return
-        for stream_id in stream_ids:
-            await self.store.forget(stream_id)
-
-    async def end(self) -> None:
+    async def end(self, error_type: str | None = None) -> None:
+        session_closed(self.timed, version=self.protocol.protocol_version, error_type=error_type)
         self.fleet.leave(self.session_id, self)
         await self.transport.close()
         await self.connection.close()
-        for stream_id, stream in self.streams.items():
-            stream.detach()  # end any response still carrying it
-            await self.store.forget(stream_id)
-        self.streams.clear()
+        if self._streams is not None:
+            await self._streams.end()
         self.connection.finish("the HTTP session ended")
 
 
@@ -312,7 +304,7 @@ class SessionRegistry:
 
     def add(self, session: HttpSession) -> None:
         self.sessions[session.session_id] = session
-        session.on_ended_elsewhere = lambda: self._end_soon(session)
+        session.registry = self
         if self.idle_timeout is not None and (self._reaper is None or self._reaper.done()):
             self._reaper = asyncio.get_running_loop().create_task(self._reap())
 
@@ -365,14 +357,15 @@ class SessionRegistry:
         finally:
             del self._taking_up[session_id]
 
-    def _end_soon(self, session: HttpSession) -> None:
+    def end_soon(self, session: HttpSession) -> None:
+        """End ``session`` in a task of its own (another worker of the fleet ended it)."""
         if self.sessions.get(session.session_id) is session:
             asyncio.get_running_loop().create_task(self.end(session.session_id))
 
-    async def end(self, session_id: str) -> None:
+    async def end(self, session_id: str, error_type: str | None = None) -> None:
         session = self.sessions.pop(session_id, None)
         if session is not None:
-            await session.end()
+            await session.end(error_type)
 
     async def end_all(self) -> None:
         for session_id in list(self.sessions):
@@ -395,5 +388,5 @@ class SessionRegistry:
         for session in idle:
             waiting = session.connection.active_handlers
             logger.info("ending idle session %s… (%d requests still running)", session.session_id[:8], waiting)
-            await self.end(session.session_id)
+            await self.end(session.session_id, "timeout")
         return len(idle)

@@ -10,7 +10,7 @@ from __future__ import annotations
 __all__ = ["has", "require"]
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..types.errors import MissingCapability
 
@@ -25,16 +25,22 @@ def has(capabilities: Mapping[str, Any] | None, path: str) -> bool:
         return False
     if path == "elicitation.form":
         elicitation = capabilities.get("elicitation")
-        if isinstance(elicitation, Mapping) and not elicitation.keys() & {"form", "url"}:
+        if _is_mapping(elicitation) and "form" not in elicitation and "url" not in elicitation:
             return True
     node: Any = capabilities
     for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
+        if not _is_mapping(node) or part not in node:
             return False
         node = node[part]
-    if isinstance(node, bool):
+    if type(node) is bool:
         return node
     return node is not None
+
+
+def _is_mapping(node: object) -> TypeGuard[Mapping[str, Any]]:
+    # Checked per request that needs a capability: decoded JSON is a dict, and the ABC check
+    # (a Python-level __instancecheck__) runs only for another Mapping.
+    return type(node) is dict or isinstance(node, Mapping)
 
 
 def require(capabilities: Mapping[str, Any] | None, path: str) -> None:

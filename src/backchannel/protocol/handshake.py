@@ -3,11 +3,15 @@
 Pure functions the session calls on both sides: the server reads the client's
 ``initialize`` params, the client reads the server's result. They check the peer's
 values and say what was agreed; the session makes the state moves (``states.py``).
+
+A server keeps each client's ``clientInfo`` and ``capabilities`` for the life of its
+session, and the clients of one deployment mostly send the same ones: sessions whose
+client sent equal values share one copy (``shared_copy``), so read them, never change them.
 """
 
 from __future__ import annotations
 
-__all__ = ["Agreed", "read_initialize_params", "read_initialize_result"]
+__all__ = ["Agreed", "read_initialize_params", "read_initialize_result", "shared_copy"]
 
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +30,28 @@ class Agreed:
     instructions: str | None = None
 
 
+#: The shared copies: a bounded number, each small (a peer choosing what the server keeps
+#: must not choose how much). The key is the value's ``repr``, which tells ``1`` from ``1.0``
+#: and ``True`` (all equal in Python) as JSON does.
+_SHARED: dict[str, dict[str, Any]] = {}
+_SHARED_MAX = 256
+_SHARED_MAX_CHARS = 2048
+
+
+def shared_copy(value: dict[str, Any]) -> dict[str, Any]:
+    """The copy of ``value`` (a decoded JSON object) that sessions share, ``value`` itself
+    when none is shared yet (it becomes the shared one while there is room) or it is large."""
+    key = repr(value)
+    if len(key) > _SHARED_MAX_CHARS:
+        return value
+    shared = _SHARED.get(key)
+    if shared is not None:
+        return shared
+    if len(_SHARED) < _SHARED_MAX:
+        _SHARED[key] = value
+    return value
+
+
 def read_initialize_params(params: dict[str, Any], supported: tuple[str, ...]) -> Agreed:
     """Server: the client's ``initialize`` params, and the version to answer with (the
     client's when we speak it, else our newest: the counter-offer).
@@ -39,10 +65,11 @@ def read_initialize_params(params: dict[str, Any], supported: tuple[str, ...]) -
     if type(capabilities) is not dict:
         raise InvalidParams("initialize: capabilities must be an object")
     client_info = params.get("clientInfo", {})
+    agreed = negotiate_handshake(version, supported)
     return Agreed(
-        version=negotiate_handshake(version, supported),
-        peer_info=client_info if type(client_info) is dict else {},
-        peer_capabilities=capabilities,
+        version=supported[supported.index(agreed)],  # our own string, not the copy decoded from the request
+        peer_info=shared_copy(client_info) if type(client_info) is dict else {},
+        peer_capabilities=shared_copy(capabilities),
     )
 
 

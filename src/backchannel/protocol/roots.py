@@ -10,13 +10,19 @@ from __future__ import annotations
 __all__ = ["file_uri", "path_from_file_uri"]
 
 import os
-from pathlib import Path
-from urllib.parse import unquote_to_bytes, urlsplit
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def path_from_file_uri(uri: str) -> Path | None:
     """The local path a ``file://`` URI names, or None when it names none (another
     scheme, or a remote host). A relative ``file:`` path stays relative."""
+    # (pathlib and urllib.parse, 0.6 MiB with ipaddress, are loaded by a first root, not at start)
+    from pathlib import Path
+    from urllib.parse import unquote_to_bytes, urlsplit
+
     parts = urlsplit(uri)
     if parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost"):
         return None

@@ -29,8 +29,9 @@ from .capabilities import require
 from .envelope import handshake_result, stamp_stateless_result, stateless_meta
 from .events import CancelIntent, Outgoing, RequestId
 from .requests import InboundRequest, OutboundRequest, move_inbound, move_outbound
-from .session_base import SessionBase, is_number
+from .session_base import SessionBase
 from .states import (
+    INBOUND_TRANSITIONS,
     OUTBOUND_TRANSITIONS,
     InboundInput,
     InboundState,
@@ -49,6 +50,11 @@ _NEEDS_CAPABILITY = {
 #: Where our requests start (our ids are fresh, so the move from DONE is always legal).
 _SENT = OUTBOUND_TRANSITIONS[OutboundState.DONE, OutboundInput.SEND_REQUEST]
 _SENT_INITIALIZE = OUTBOUND_TRANSITIONS[OutboundState.DONE, OutboundInput.SEND_INITIALIZE]
+#: Where progress leads a request of the peer's, by its state: the legal moves of the table.
+_PROGRESS_MOVES = {
+    state: after for (state, action), after in INBOUND_TRANSITIONS.items() if action is InboundInput.SEND_PROGRESS
+}
+_CANCELLED = InboundState.CANCELLED
 
 
 class Sending(SessionBase):
@@ -202,22 +208,32 @@ class Sending(SessionBase):
         already answered or ``progress`` does not increase: such a value is refused
         here, never sent.
         """
+        # A tool may report thousands of times a second: the legal moves are one lookup by
+        # state (``_PROGRESS_MOVES``, read from the table), and the general ``move_inbound``
+        # runs only to raise the fault of an illegal one.
         record = self._inbound.get(request_id)
-        after = move_inbound(record, InboundInput.SEND_PROGRESS, request_id)
-        assert record is not None and after is not None  # (no progress is ignored: an illegal one raises)
-        if not is_number(progress) or (total is not None and not is_number(total)):
+        if record is None or (after := _PROGRESS_MOVES.get(record.state)) is None:
+            move_inbound(record, InboundInput.SEND_PROGRESS, request_id)  # raises: no progress is ignored
+            raise AssertionError("the tables let an illegal progress through")  # pragma: no cover
+        kind = type(progress)  # a JSON number, as ``is_number`` says, inlined
+        if (kind is not int and kind is not float) or (
+            total is not None and type(total) is not int and type(total) is not float
+        ):
             raise LocalProtocolError("progress and total must be numbers")
-        if record.token is None:
+        token = record.token
+        if token is None:
             return False
         record.state = after
-        if after is InboundState.CANCELLED:
+        if after is _CANCELLED:
             return False
-        if record.last_progress is not None and progress <= record.last_progress:
-            raise LocalProtocolError(f"progress must increase: {progress} after {record.last_progress}")
+        last = record.last_progress
+        if last is not None and progress <= last:
+            raise LocalProtocolError(f"progress must increase: {progress} after {last}")
         record.last_progress = progress
-        params: dict[str, Any] = {"progressToken": record.token, "progress": progress}
-        if total is not None:
-            params["total"] = total
+        if total is None:
+            params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        else:
+            params = {"progressToken": token, "progress": progress, "total": total}
         if message is not None:
             params["message"] = message
         self._out.append({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})

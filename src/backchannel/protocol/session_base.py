@@ -89,6 +89,18 @@ class SessionBase:
             self.state = after
 
     @property
+    def queued(self) -> int:
+        """Messages queued and not yet taken by ``outgoing()``."""
+        return len(self._out)
+
+    def shrink(self) -> None:
+        """Give back the room of the records emptied since they grew (a dict keeps its table
+        when its last entry goes); for a session that may now stay idle for long."""
+        for records in (self._inbound, self._outbound, self._tokens, self._task_ids):
+            if not records:
+                records.clear()
+
+    @property
     def pending_inbound(self) -> int:
         return len(self._inbound)
 

@@ -33,6 +33,7 @@ from ..protocol.events import (
     ResponseReceived,
 )
 from ..protocol.session import Session
+from ..telemetry.spans import start_server
 from ..transports.base import Transport
 from ..types.errors import ConnectionClosed, InternalError, LocalProtocolError, MCPError, ToolError
 from ..types.ids import is_request_id
@@ -40,6 +41,9 @@ from .clocks import ProgressCallback
 from .requesting import Requesting
 
 logger = logging.getLogger("backchannel")
+
+#: Messages queued by progress reports before they are written without waiting for the loop's turn.
+_PROGRESS_BATCH = 256
 
 
 class Handler(Protocol):
@@ -167,15 +171,19 @@ class Connection(Requesting):
             # A handler that can answer without waiting (a plain synchronous tool) is
             # answered here, sparing a task per request; the outcome takes the same path.
             # (``run`` writes after each batch, so these answers leave in the same turn.)
+            operation = start_server(event, self)
+            # With a span, the handler runs with it current (its own requests become its children).
+            context = None if operation is None else self._serving(event.id, operation)
+            answer_now = self._answer_now
             try:
-                result = self._answer_now(event, self)
+                result = answer_now(event, self) if context is None else context.run(answer_now, event, self)
             except Exception as exc:
                 self._answer_with_outcome(event, None, exc)
                 return
             if result is not None:
                 self._answer_with_outcome(event, result, None)
                 return
-            serving = asyncio.get_running_loop().create_task(self._run_handler(event))
+            serving = asyncio.get_running_loop().create_task(self._run_handler(event), context=context)
             self._tasks[event.id] = serving
             serving.add_done_callback(functools.partial(self._handler_task_done, event.id))
         elif kind is ResponseReceived or kind is ErrorReceived:
@@ -191,10 +199,14 @@ class Connection(Requesting):
             callback = self._progress.get(event.request_id)
             if callback is not None:
                 self._run_callback(callback, event)
+            if self._sent_operations is not None:
+                self._progress_received(event)
         elif kind is CancelRequested:
             assert isinstance(event, CancelRequested)
             task = self._tasks.get(event.id)
             if task is not None:
+                if self._served_operations is not None:
+                    self._cancel_received(event.id, event.reason)
                 task.cancel(event.reason)
             self.transport.request_cancelled(event.id)  # no answer will come: its stream may end
         elif kind is NotificationReceived:
@@ -215,6 +227,8 @@ class Connection(Requesting):
         except asyncio.CancelledError:
             # Cancelled by the peer, or we are shutting down: either way no answer is sent.
             self.session.forget(request.id)
+            if self._served_operations is not None:
+                self._served_unanswered(request.id)
             return
         except Exception as exc:
             self._answer_with_outcome(request, None, exc)
@@ -222,8 +236,10 @@ class Connection(Requesting):
             self._answer_with_outcome(request, result, None)
         finally:
             self._tasks.pop(request.id, None)
-        if self._routes:
-            self._flush()  # each answer has its own response: nothing to coalesce, no turn to wait
+        # Each HTTP answer has its own response, and with no other handler running there is no
+        # answer to coalesce with: either way, no loop turn to wait for the write.
+        if self._routes or not self._tasks:
+            self._flush()
         else:
             self._schedule_flush()
 
@@ -255,6 +271,8 @@ class Connection(Requesting):
             logger.exception("could not send the answer to %s (request %r)", request.method, request.id)
             with contextlib.suppress(LocalProtocolError):
                 self.session.send_error(request.id, InternalError(f"Internal error while handling {request.method}"))
+        if self._served_operations is not None:
+            self._served_answered(request.id, result, error)
         if self._routes:
             self._route(request.id)
 
@@ -263,16 +281,31 @@ class Connection(Requesting):
         stateless-era HTTP stream is such a cancellation)."""
         task = self._tasks.get(request_id)
         if task is not None:
+            if self._served_operations is not None:
+                self._cancel_received(request_id, reason)
             task.cancel(reason)
 
     def report_progress(
         self, request_id: RequestId, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Progress on the peer's request; see ``Session.send_progress`` for the rules it enforces."""
-        if self.session.send_progress(request_id, progress, total, message):
-            if self._routes:
-                self._route(request_id)
+    ) -> bool:
+        """Progress on the peer's request; see ``Session.send_progress`` for the rules it enforces.
+
+        True when this report filled a batch, written now: a handler reporting in a tight loop
+        should then give the loop a turn (``Context.report_progress`` does), so that the peer's
+        messages (a cancellation) are read and the output drains."""
+        if not self.session.send_progress(request_id, progress, total, message):
+            return False
+        if self._served_operations is not None:
+            self._progress_sent(request_id, progress, total)
+        if self._routes:
+            self._route(request_id)
+        # Batches, not the whole burst at the end: the peer reads one while we make the next,
+        # and the messages are freed young (a queue of thousands makes the GC walk them all).
+        if self.session.queued < _PROGRESS_BATCH:
             self._schedule_flush()
+            return False
+        self._flush()
+        return True
 
     def _shutdown(self, reason: str) -> None:
         if self.closed.is_set():
@@ -284,7 +317,7 @@ class Connection(Requesting):
         self.closed.set()
         for task in list(self._tasks.values()):
             task.cancel("connection closed")
-        for task in list(self._background):
+        for task in list(self._background or ()):
             task.cancel()
 
     def _handler_task_done(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
@@ -293,3 +326,5 @@ class Connection(Requesting):
         if self._tasks.get(request_id) is task:
             del self._tasks[request_id]
             self.session.forget(request_id)
+            if self._served_operations is not None:
+                self._served_unanswered(request_id)

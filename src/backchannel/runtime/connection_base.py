@@ -14,17 +14,23 @@ from __future__ import annotations
 __all__ = ["ConnectionBase"]
 
 import asyncio
+import contextvars
 import inspect
 import itertools
 import logging
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol.events import Outgoing, ProgressReceived, RequestId
 from ..protocol.session import Session
-from ..transports.base import Transport
-from ..types.errors import ConnectionClosed
+from ..telemetry import conventions as telemetry_names
+from ..telemetry import spans
+from ..transports.base import LazyEvent, Transport
+from ..types.errors import ConnectionClosed, MCPError
 from .clocks import ProgressCallback, RequestClocks
+
+if TYPE_CHECKING:
+    from ..telemetry.spans import Operation
 
 logger = logging.getLogger("backchannel")
 
@@ -32,12 +38,22 @@ logger = logging.getLogger("backchannel")
 class ConnectionBase:
     """The records and the output of a ``Connection``; use ``Connection``."""
 
+    #: Set by the host that builds the connection, only when telemetry is on: the attributes every
+    #: span and metric of this connection carries (``network.transport``, ``mcp.session.id``,
+    #: ``server.address``...; docs/observability.md). Class-level defaults: an idle connection
+    #: pays nothing for telemetry unless it is on.
+    telemetry_attributes: dict[str, Any] | None = None
+    #: Telemetry's records of the requests in flight (the peer's, ours), made when first needed.
+    _served_operations: dict[RequestId, Operation] | None = None
+    _sent_operations: dict[RequestId, Operation] | None = None
+
     def __init__(self, session: Session, transport: Transport) -> None:
         self.session = session
         self.transport = transport
-        self.closed = asyncio.Event()
+        # Lazy parts (the event's deque, the set): an idle HTTP session keeps a connection for long.
+        self.closed: asyncio.Event = LazyEvent()
         self._tasks: dict[RequestId, asyncio.Task[None]] = {}
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background: set[asyncio.Task[Any]] | None = None
         self._waiters: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
         self._progress: dict[RequestId, ProgressCallback] = {}
         #: Tasks whose progress still reaches ``_progress`` (2025-11-25): task id -> request id.
@@ -99,6 +115,15 @@ class ConnectionBase:
         self._flush()
         await self.transport.close()
 
+    def shrink(self) -> None:
+        """Give back the room of the records emptied since they grew (a dict keeps its table
+        when its last entry goes): call it when the connection may stay idle for long, as an
+        HTTP session does between requests."""
+        for records in (self._tasks, self._waiters, self._progress, self._task_progress):
+            if not records:
+                records.clear()
+        self.session.shrink()
+
     @property
     def active_handlers(self) -> int:
         return len(self._tasks)
@@ -109,11 +134,14 @@ class ConnectionBase:
 
     def _spawn(self, coroutine: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coroutine)
+        if self._background is None:
+            self._background = set()
         self._background.add(task)
         task.add_done_callback(self._background_done)
 
     def _background_done(self, task: asyncio.Task[Any]) -> None:
-        self._background.discard(task)
+        if self._background is not None:
+            self._background.discard(task)
         if not task.cancelled() and task.exception() is not None:
             logger.error("notification handler failed", exc_info=task.exception())
 
@@ -125,3 +153,51 @@ class ConnectionBase:
             return
         if inspect.isawaitable(outcome):
             self._spawn(outcome)
+
+    # ------------------------------------------------------------ telemetry
+    # Called only when telemetry made an operation for the request (docs/observability.md): the
+    # dicts stay None, and these are never reached, on a connection that never saw it on.
+
+    def _serving(self, request_id: RequestId, operation: spans.Operation) -> contextvars.Context | None:
+        """Keep the peer's request's operation until it ends; the context to run its handler in."""
+        if self._served_operations is None:
+            self._served_operations = {}
+        self._served_operations[request_id] = operation
+        return spans.handler_context(operation)
+
+    def _served_answered(self, request_id: RequestId, result: dict[str, Any] | None, error: MCPError | None) -> None:
+        assert self._served_operations is not None
+        operation = self._served_operations.pop(request_id, None)
+        if operation is not None:
+            if error is None:
+                spans.finish(operation, result)
+            else:
+                spans.finish(operation, None, error.code, error.message)
+
+    def _served_unanswered(self, request_id: RequestId) -> None:
+        """The handler stopped with no answer: the peer cancelled it, or the connection ended."""
+        assert self._served_operations is not None
+        operation = self._served_operations.pop(request_id, None)
+        if operation is not None:
+            if operation.cancelled:
+                spans.finish_unanswered(operation, telemetry_names.CANCELLED, operation.cancel_reason)
+            else:
+                spans.finish_unanswered(operation, telemetry_names.CONNECTION_CLOSED, self._close_reason)
+
+    def _cancel_received(self, request_id: RequestId, reason: str | None) -> None:
+        assert self._served_operations is not None
+        operation = self._served_operations.get(request_id)
+        if operation is not None:
+            spans.add_cancelled(operation, reason)
+
+    def _progress_sent(self, request_id: RequestId, progress: float, total: float | None) -> None:
+        assert self._served_operations is not None
+        operation = self._served_operations.get(request_id)
+        if operation is not None:
+            spans.add_progress(operation, progress, total)
+
+    def _progress_received(self, event: ProgressReceived) -> None:
+        assert self._sent_operations is not None
+        operation = self._sent_operations.get(event.request_id)
+        if operation is not None:
+            spans.add_progress(operation, event.progress, event.total)

@@ -15,9 +15,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..protocol.events import RequestId
+from ..telemetry import conventions as telemetry_names
+from ..telemetry.spans import Operation, add_cancelled, finish, finish_unanswered, sent, start_client
 from ..types import meta as M
-from ..types.errors import ConnectionClosed, RequestTimeout
-from .clocks import ProgressCallback, extending
+from ..types.errors import ConnectionClosed, MCPError, RequestTimeout
+from .clocks import TIMED_OUT, ProgressCallback, extending
 from .connection_base import ConnectionBase
 
 
@@ -54,52 +56,69 @@ class Requesting(ConnectionBase):
         """
         if self.closed.is_set():
             raise ConnectionClosed(f"Connection closed: {self._close_reason}")
+        # With tracing on, ``params`` becomes a copy whose ``_meta`` carries the client span's context.
+        operation, params = start_client(method, params, self)
         if on_progress is not None or progress_resets_timeout:
             params = dict(params or {})
             params["_meta"] = {**params.get("_meta", {}), M.PROGRESS_TOKEN: next(self._tokens)}
-        request_id = self.session.send_request(method, params, stateless_version=stateless_version)
+        try:
+            request_id = self.session.send_request(method, params, stateless_version=stateless_version)
+        except BaseException as exc:
+            if operation is not None:
+                finish_unanswered(operation, type(exc).__name__, str(exc))
+            raise
+        if operation is not None:
+            self._sending(request_id, operation, method, params, stateless_version)
         if sent is not None:
             sent(request_id)
         if self._routes:
             self._route(related)
-        waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._waiters[request_id] = waiter
         self._flush()
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        hard_deadline = started + max_timeout if max_timeout is not None else None
         try:
-            if timeout is None and hard_deadline is None:
+            if timeout is None and max_timeout is None:
                 if on_progress is not None:
                     self._progress[request_id] = on_progress
                 return await waiter
+            # No timeout scope of its own: the connection's clocks settle the waiter with
+            # ``TIMED_OUT`` when the deadline passes (one loop timer for all, ``clocks.py``).
+            started = loop.time()
+            hard_deadline = started + max_timeout if max_timeout is not None else None
             first = started + timeout if timeout is not None else hard_deadline
             if hard_deadline is not None and first is not None:
                 first = min(first, hard_deadline)
-            try:
-                async with asyncio.timeout_at(first) as scope:
-                    self._clocks.track(request_id, scope)
-                    if on_progress is not None or progress_resets_timeout:
-                        self._progress[request_id] = extending(
-                            on_progress, scope, timeout if progress_resets_timeout else None, hard_deadline
-                        )
-                    return await waiter
-            except TimeoutError:
+            assert first is not None
+            self._clocks.track(request_id, first, waiter)
+            if on_progress is not None or progress_resets_timeout:
+                self._progress[request_id] = extending(
+                    on_progress, self._clocks, request_id, timeout if progress_resets_timeout else None, hard_deadline
+                )
+            result = await waiter
+            if result is TIMED_OUT:
                 waited = timeout if timeout is not None and not progress_resets_timeout else loop.time() - started
-                raise RequestTimeout(f"{method} got no answer within {waited:.3g} s; it was cancelled") from None
-        except (asyncio.CancelledError, RequestTimeout):
+                raise RequestTimeout(f"{method} got no answer within {waited:.3g} s; it was cancelled")
+            return result
+        except (asyncio.CancelledError, RequestTimeout) as stopped:
             # The waiter itself is cancelled along with the wait, so ask the session, not the
             # waiter, whether an answer came: ``cancel`` is a no-op (None) once one did.
+            cancelled = False
             if (
                 method != "initialize"
                 and not self.closed.is_set()
                 and self.session.cancel(request_id, "the caller stopped waiting") is not None
             ):
+                cancelled = True
                 if self._routes:
                     self._route(related)
                 self._flush()
+            if operation is not None:
+                self._sent_stopped(request_id, timed_out=isinstance(stopped, RequestTimeout), cancel_sent=cancelled)
             raise
         finally:
+            if operation is not None:
+                self._sent_finished(request_id, waiter)
             self._waiters.pop(request_id, None)
             task_id = self.session.task_created_by(request_id)
             if on_progress is not None and task_id is not None:
@@ -133,3 +152,50 @@ class Requesting(ConnectionBase):
         if self._routes:
             self._route(related)
         self._flush()
+
+    # ------------------------------------------------------------ telemetry
+
+    def _sending(
+        self, request_id: RequestId, operation: Operation, method: str, params: Any, stateless_version: str | None
+    ) -> None:
+        """Keep our request's operation (progress events find it by id) and name its request."""
+        session = self.session
+        if method == "initialize":
+            version = params.get("protocolVersion") if type(params) is dict else None
+        elif stateless_version is not None or session.era == "stateless":
+            version = stateless_version or session.stateless_version
+        else:
+            version = session.protocol_version
+        sent(operation, request_id, version if type(version) is str else None)
+        if self._sent_operations is None:
+            self._sent_operations = {}
+        self._sent_operations[request_id] = operation
+
+    def _sent_stopped(self, request_id: RequestId, *, timed_out: bool, cancel_sent: bool) -> None:
+        """We stopped waiting: the caller cancelled, or the timeout struck."""
+        assert self._sent_operations is not None
+        operation = self._sent_operations.pop(request_id, None)
+        if operation is not None:
+            reason = "the caller stopped waiting"
+            if cancel_sent:
+                add_cancelled(operation, reason)
+            finish_unanswered(operation, telemetry_names.TIMEOUT if timed_out else telemetry_names.CANCELLED, reason)
+
+    def _sent_finished(self, request_id: RequestId, waiter: asyncio.Future[dict[str, Any]]) -> None:
+        """Our request's wait is over (unless ``_sent_stopped`` ended it): the answer, or an error."""
+        assert self._sent_operations is not None
+        operation = self._sent_operations.pop(request_id, None)
+        if operation is None:
+            return
+        if not waiter.done() or waiter.cancelled():
+            finish_unanswered(operation, telemetry_names.CANCELLED)
+            return
+        failure = waiter.exception()
+        if failure is None:
+            finish(operation, waiter.result(), connection=self)
+        elif isinstance(failure, ConnectionClosed):
+            finish_unanswered(operation, telemetry_names.CONNECTION_CLOSED, failure.message)
+        elif isinstance(failure, MCPError):
+            finish(operation, None, failure.code, failure.message)
+        else:
+            finish_unanswered(operation, type(failure).__name__, str(failure))

@@ -7,9 +7,9 @@ wording of a schema that cannot be generated. Nothing here builds a model; ``sig
 from __future__ import annotations
 
 __all__ = [
-    "SchemaGenerator",
     "annotated",
     "blame",
+    "field_info_class",
     "first_line",
     "inline_root_ref",
     "is_context",
@@ -17,6 +17,7 @@ __all__ = [
     "name_of",
     "non_json_defaults_ignored",
     "qualname",
+    "schema_generator",
     "split_annotation",
     "strip_annotated",
     "type_hints",
@@ -29,30 +30,47 @@ import collections.abc
 import contextlib
 import functools
 import inspect
+import sys
 import types
 import typing
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Annotated, Any, cast, get_args, get_origin
-
-from pydantic import TypeAdapter
-from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
-from pydantic.fields import FieldInfo
-from pydantic.json_schema import GenerateJsonSchema, PydanticJsonSchemaWarning
+from typing import TYPE_CHECKING, Annotated, Any, cast, get_args, get_origin
 
 from ..forms.typeddict_compat import modernize
 
+if TYPE_CHECKING:
+    from pydantic.json_schema import GenerateJsonSchema
 
-class SchemaGenerator(GenerateJsonSchema):
-    # Per-field titles ("A", "User Id") repeat the property name and cost tokens
-    # in every tools/list; class titles (in $defs) stay because they name types.
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
+# pydantic is imported when a signature needs it (``plain_parameters.py`` covers str/int/float/bool
+# without it): a server of plain tools starts without its imports and models (docs/performance.md).
+
+
+@functools.cache
+def schema_generator() -> type[GenerateJsonSchema]:
+    """The JSON Schema generator every derivation uses (a class, made on first use)."""
+    from pydantic.json_schema import GenerateJsonSchema
+
+    class SchemaGenerator(GenerateJsonSchema):
+        # Per-field titles ("A", "User Id") repeat the property name and cost tokens
+        # in every tools/list; class titles (in $defs) stay because they name types.
+        def field_title_should_be_set(self, schema: Any) -> bool:
+            return False
+
+    return SchemaGenerator
+
+
+def field_info_class() -> type | None:
+    """pydantic's ``FieldInfo``, or None while pydantic is not loaded (then nothing can be one)."""
+    fields = sys.modules.get("pydantic.fields")
+    return getattr(fields, "FieldInfo", None)
 
 
 @contextlib.contextmanager
 def non_json_defaults_ignored() -> Iterator[None]:
     """Generate a schema inside this: a default that is not JSON (a sentinel object) is left out, silently."""
+    from pydantic.json_schema import PydanticJsonSchemaWarning
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
         yield
@@ -106,7 +124,10 @@ def split_annotation(annotation: Any) -> tuple[Any, str | None, bool]:
     base, *metadata = get_args(annotation)
     texts = [item for item in metadata if isinstance(item, str)]
     kept = tuple(item for item in metadata if not isinstance(item, str))
-    described = any(isinstance(item, FieldInfo) and item.description is not None for item in kept)
+    field_info = field_info_class()
+    described = field_info is not None and any(
+        isinstance(item, field_info) and getattr(item, "description", None) is not None for item in kept
+    )
     return annotated(base, kept), (texts[0] if texts else None), described
 
 
@@ -150,6 +171,9 @@ def inline_root_ref(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def blame(definitions: dict[str, Any], mapping: list[tuple[str, str]]) -> str:
+    from pydantic import TypeAdapter
+    from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
+
     for field_name, parameter in mapping:
         try:
             TypeAdapter(definitions[field_name][0]).json_schema()

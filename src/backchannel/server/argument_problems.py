@@ -11,13 +11,13 @@ by the published schema, so that they are refused as the schema says.
 
 from __future__ import annotations
 
-__all__ = ["MAX_PROBLEMS", "Problem", "path_text", "problems_of", "repeated_items", "short_json"]
+__all__ = ["MAX_PROBLEMS", "Problem", "is_refusal", "path_text", "problems_of", "repeated_items", "short_json"]
 
-import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
-from pydantic import ValidationError
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 # (location, what is wrong, pydantic's error type or ours)
 Problem = tuple[tuple[int | str, ...], str, str]
@@ -46,6 +46,13 @@ _BOUNDS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_th
 _SHOULD = "Input should be "
 MAX_PROBLEMS = 20
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_$@-]{1,60}")
+
+
+def is_refusal(exc: Exception) -> TypeGuard[ValidationError]:
+    """Whether ``exc`` is pydantic's ``ValidationError`` (imported here: only a refused or converted call asks)."""
+    from pydantic import ValidationError
+
+    return isinstance(exc, ValidationError)
 
 
 def problems_of(exc: ValidationError) -> list[Problem]:
@@ -83,6 +90,8 @@ def path_text(loc: tuple[int | str, ...]) -> str:
 
 def short_json(value: Any, limit: int = 60) -> str:
     # Said as JSON: the caller sent JSON, and a model reads `null` better than `None`.
+    import json  # (for a refusal only: not loaded at start)
+
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):

@@ -40,6 +40,7 @@ __all__ = [
     "CompleterLike",
     "Matches",
     "PrefixIndex",
+    "Unfinished",
     "complete_from",
     "completers_for",
 ]
@@ -87,9 +88,12 @@ class Complete:
 
 
 class ArgumentCompleter:
-    """One argument's completer, prepared at registration; ``await complete(...)`` gives the wire dict."""
+    """One argument's completer, prepared at registration; ``await complete(...)`` gives the wire dict.
 
-    __slots__ = ("_fn", "_index", "_pass_arguments")
+    A ``synchronous`` one (a static list, or a callable that is not ``async``) can also answer
+    with ``complete_now``, in the read loop's turn (``Server.answer_now``)."""
+
+    __slots__ = ("_fn", "_index", "_pass_arguments", "synchronous")
 
     def __init__(
         self, *, index: PrefixIndex | None = None, fn: Callable[..., Any] | None = None, pass_arguments: bool = True
@@ -97,6 +101,9 @@ class ArgumentCompleter:
         self._index = index
         self._fn = fn
         self._pass_arguments = pass_arguments
+        #: True when ``complete_now`` can answer without awaiting; a callable that turns out
+        #: to return something to await (registration could not tell) sets it False.
+        self.synchronous = fn is None or not _is_async(fn)
 
     @classmethod
     def of(cls, completer: CompleterLike | ArgumentCompleter, *, case_sensitive: bool = True) -> ArgumentCompleter:
@@ -118,11 +125,53 @@ class ArgumentCompleter:
         """The ``completion`` object of a ``CompleteResult``: ≤100 values, ``total``?, ``hasMore``."""
         if self._index is not None:
             return _matches(self._index.lookup(value))
-        assert self._fn is not None
-        result = self._fn(value, arguments) if self._pass_arguments else self._fn(value)
+        result = self._call(value, arguments)
         if inspect.isawaitable(result):
             result = await result
         return await _capped(result)
+
+    def complete_now(self, value: str, arguments: dict[str, str]) -> dict[str, Any] | Unfinished:
+        """``complete`` without awaiting, for a ``synchronous`` completer. When the callable
+        returns something to await after all, that is ``Unfinished``: ``await finish()`` it
+        (the completer is not called again), and from now on it is not ``synchronous``."""
+        if self._index is not None:
+            return _matches(self._index.lookup(value))
+        result = self._call(value, arguments)
+        if not inspect.isawaitable(result):
+            answer = _capped_now(result)
+            if answer is not None:
+                return answer
+        self.synchronous = False
+        return Unfinished(result)
+
+    def _call(self, value: str, arguments: dict[str, str]) -> Any:
+        assert self._fn is not None
+        return self._fn(value, arguments) if self._pass_arguments else self._fn(value)
+
+
+class Unfinished:
+    """What a completer taken for synchronous returned that must be awaited (a coroutine, an
+    async iterable); ``await finish()`` gives the ``completion`` object ``complete`` would have."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result: Any) -> None:
+        self.result = result
+
+    async def finish(self) -> dict[str, Any]:
+        result = self.result
+        if inspect.isawaitable(result):
+            result = await result
+        return await _capped(result)
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    """Whether calling ``fn`` gives something to await: an ``async def`` or async generator
+    function, also as a bound method, a ``functools.partial`` or an object's ``__call__``."""
+    for candidate in (fn, getattr(fn, "__call__", None)):  # noqa: B004 - the method itself is inspected
+        if inspect.iscoroutinefunction(candidate) or inspect.isasyncgenfunction(candidate):
+            return True
+    return False
 
 
 def _takes_arguments(fn: Callable[..., Any]) -> bool:
@@ -148,6 +197,25 @@ def _matches(found: Matches) -> dict[str, Any]:
 
 async def _capped(result: Any) -> dict[str, Any]:
     """Any completer result as a wire ``completion``, building no more than 101 values."""
+    answer = _capped_now(result)
+    if answer is not None:
+        return answer
+    iterator = aiter(result)
+    items: list[Any] = []
+    try:
+        async for item in iterator:
+            items.append(item)
+            if len(items) > MAX_VALUES:
+                break
+    finally:
+        closing = getattr(iterator, "aclose", None)
+        if closing is not None:
+            await closing()
+    return _checked(_from_items(items))
+
+
+def _capped_now(result: Any) -> dict[str, Any] | None:
+    """``_capped`` for every result but an async iterable (None: iterate it with ``_capped``)."""
     if isinstance(result, Matches):
         if len(result.values) > MAX_VALUES:
             result = Matches(result.values[:MAX_VALUES], max(result.total, len(result.values)))
@@ -165,30 +233,19 @@ async def _capped(result: Any) -> dict[str, Any]:
     if isinstance(result, str | bytes) or result is None:
         raise TypeError(f"a completer must return an iterable of strings, not {type(result).__name__}")
     if isinstance(result, AsyncIterable):
-        iterator = aiter(result)
-        items: list[Any] = []
-        try:
-            async for item in iterator:
-                items.append(item)
-                if len(items) > MAX_VALUES:
-                    break
-        finally:
-            closing = getattr(iterator, "aclose", None)
-            if closing is not None:
-                await closing()
-        return _checked(_from_items(items))
+        return None
     if isinstance(result, Sized) and isinstance(result, Iterable):
         total = len(result)
         values = result[:MAX_VALUES] if isinstance(result, list | tuple) else list(islice(result, MAX_VALUES))
         return _checked({"values": list(values), "total": total, "hasMore": total > len(values)})
     if isinstance(result, Iterable):
-        iterator_ = iter(result)
+        iterator = iter(result)
         try:
-            items = list(islice(iterator_, MAX_VALUES + 1))
+            items = list(islice(iterator, MAX_VALUES + 1))
         finally:
-            closing_ = getattr(iterator_, "close", None)
-            if closing_ is not None:
-                closing_()
+            closing = getattr(iterator, "close", None)
+            if closing is not None:
+                closing()
         return _checked(_from_items(items))
     raise TypeError(f"a completer must return an iterable of strings, not {type(result).__name__}")
 

@@ -6,7 +6,7 @@ The completers themselves are made at registration (``completion.py``); this is 
 
 from __future__ import annotations
 
-__all__ = ["CompletionLimit", "handle_complete"]
+__all__ = ["CompletionLimit", "complete_now", "handle_complete"]
 
 import math
 import time
@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..runtime.ratelimit import KeyedBuckets
 from ..types.errors import InvalidParams, RateLimited
-from .completion import ArgumentCompleter
+from .completion import ArgumentCompleter, Unfinished
 from .options import CompletionOptions
 from .prompts import RegisteredPrompt
-from .resources import RegisteredResource, RegisteredTemplate
 
 if TYPE_CHECKING:
     from .context import Context
+    from .resources import RegisteredResource, RegisteredTemplate
 
 
 class CompletionLimit:
@@ -86,6 +86,73 @@ async def handle_complete(
     argument with no completer gets an empty answer. ``admit()`` is called once the request
     is known to be well formed, before any completer runs (the rate limit: a malformed
     request is answered for what it is, and only a real question counts against the caller)."""
+    unfinished = _unfinished.pop(id(params), None)
+    if unfinished is not None and unfinished[0] is params:  # ``complete_now`` admitted it and ran its completer
+        return {"completion": await unfinished[1].finish()}
+    completer, value, arguments = _completer_for(params, prompts, templates, resources)
+    if admit is not None:
+        admit()
+    if completer is None:
+        return {"completion": {"values": [], "total": 0, "hasMore": False}}
+    return {"completion": await completer.complete(value, arguments)}
+
+
+def complete_now(
+    params: dict[str, Any],
+    prompts: Mapping[str, RegisteredPrompt],
+    templates: Sequence[RegisteredTemplate],
+    resources: Mapping[str, RegisteredResource],
+    admit: Callable[[], None] | None,
+    completing: Callable[[], bool],
+) -> dict[str, Any] | None:
+    """``handle_complete`` without awaiting, when the argument's completer is synchronous (a
+    static list, a plain function): the same answer, the same errors, ``admit`` called at the same
+    point. None when it is not, or when nothing completes (``completing()`` False: the route
+    answers -32601 for that): ``await handle_complete`` with the same ``params`` instead. (When a
+    completer taken for synchronous returns something to await, ``handle_complete`` finishes that,
+    without running the completer or counting the request again.)
+
+    ``completing()`` is asked only when no completer was found: a completer found is one."""
+    try:
+        completer, value, arguments = _completer_for(params, prompts, templates, resources)
+    except InvalidParams:
+        if not completing():
+            return None  # the route says -32601 first
+        raise
+    if completer is None:
+        if not completing():
+            return None
+        if admit is not None:
+            admit()
+        return {"completion": {"values": [], "total": 0, "hasMore": False}}
+    if not completer.synchronous:
+        return None
+    if admit is not None:
+        admit()
+    answer = completer.complete_now(value, arguments)
+    if isinstance(answer, Unfinished):
+        if len(_unfinished) >= _UNFINISHED_KEPT:  # requests cancelled before their task began
+            _unfinished.clear()
+        _unfinished[id(params)] = (params, answer)
+        return None
+    return {"completion": answer}
+
+
+#: The results ``complete_now`` could not finish, by their request's ``params`` (held, so their id is
+#: not reused), until that request's task picks them up. Each completer gets here once at most: after
+#: that it is no longer taken for synchronous.
+_unfinished: dict[int, tuple[dict[str, Any], Unfinished]] = {}
+_UNFINISHED_KEPT = 256
+
+
+def _completer_for(
+    params: dict[str, Any],
+    prompts: Mapping[str, RegisteredPrompt],
+    templates: Sequence[RegisteredTemplate],
+    resources: Mapping[str, RegisteredResource],
+) -> tuple[ArgumentCompleter | None, str, dict[str, str]]:
+    """The completer ``params`` asks for (None: a known argument without one), the value typed
+    and the other arguments; ``InvalidParams`` for a malformed request or an unknown name."""
     ref, name, value, arguments = _validated(params)
     completers: dict[str, ArgumentCompleter]
     if ref["type"] == "ref/prompt":
@@ -94,27 +161,24 @@ async def handle_complete(
         if prompt is None:
             raise InvalidParams(f"completion/complete: unknown prompt {prompt_name!r}", data={"name": prompt_name})
         completers, known, what = prompt.completers, prompt.parameters.input_schema["properties"], "prompt"
-        label = f"prompt {prompt_name!r}"
     else:
         uri = ref["uri"]
         template = next((t for t in templates if str(t.template) == uri), None)
         if template is not None:
-            completers, known, label = template.completers, template.template.variables, f"resource template {uri!r}"
+            completers, known, what = template.completers, template.template.variables, "resource template"
         elif uri in resources:
-            completers, known, label = {}, (), f"resource {uri!r}"
+            completers, known, what = {}, (), "resource"
         else:
             raise InvalidParams(f"completion/complete: unknown resource template {uri!r}", data={"uri": uri})
-        what = "template"
     completer = completers.get(name)
     if completer is None and name not in known:
+        prompt_ref = what == "prompt"
+        label = f"{what} {ref['name'] if prompt_ref else ref['uri']!r}"  # (built only for the error)
         raise InvalidParams(
-            f"completion/complete: {label} has no argument {name!r}", data={what: ref, "argument": name}
+            f"completion/complete: {label} has no argument {name!r}",
+            data={"prompt" if prompt_ref else "template": ref, "argument": name},
         )
-    if admit is not None:
-        admit()
-    if completer is None:
-        return {"completion": {"values": [], "total": 0, "hasMore": False}}
-    return {"completion": await completer.complete(value, arguments)}
+    return completer, value, arguments
 
 
 def _validated(params: dict[str, Any]) -> tuple[dict[str, Any], str, str, dict[str, str]]:

@@ -17,7 +17,8 @@ class ConnectionState:
 
     log_level: str | None
     bucket: TokenBucket
-    subscriptions: set[str] = field(default_factory=set)
+    #: Immutable, replaced on each change: an empty set would cost every idle session 216 bytes.
+    subscriptions: frozenset[str] = frozenset()
     #: Names this connection's entries in the state store (declined forms, stdio ``once`` bucket);
     #: made on first use, as most connections (a stateless-era POST each) never need one.
     scope: str | None = None

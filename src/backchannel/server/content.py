@@ -16,12 +16,13 @@ from __future__ import annotations
 __all__ = ["Audio", "Image", "to_content"]
 
 import base64
-import mimetypes
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _encode_json = msgspec.json.encode
 
@@ -34,6 +35,9 @@ class _Media:
 
     @classmethod
     def from_file(cls, path: str | Path, mime_type: str | None = None) -> Any:
+        import mimetypes  # its tables (and urllib.parse) only for a server that sends files: 3 ms of startup
+        from pathlib import Path  # (0.6 MiB with urllib.parse and ipaddress)
+
         path = Path(path)
         guessed = mime_type or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         return cls(path.read_bytes(), guessed)

@@ -10,7 +10,6 @@ from __future__ import annotations
 __all__ = ["CURRENT_CONTEXT", "Context"]
 
 import asyncio
-import hashlib
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -22,17 +21,20 @@ from ..state.store import slot_of
 from ..types.errors import MissingCapability
 from ..types.logging import LOG_LEVEL_RANK, LOGGING_LEVELS
 from ..types.versions import Era
-from . import elicitation, roots, sampling
+from . import elicitation, roots
+from .delegation import deferred
+from .log_sending import operator_log
 from .mrtr import InputRequired, Round, run_once
-from .progress import ProgressStages
-from .progress_parts import ProgressParts
 from .roots import Roots, hidden_log, known_roots, text_hider
-from .url_elicitation import ask
 
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
+    from . import sampling
+    from .progress import ProgressStages
+    from .progress_parts import ProgressParts
     from .server import Server
     from .tasks.runner import TaskRunner
+    from .url_elicitation import ask
 
 #: The context of the request the running handler serves; set by the server in each request's task.
 CURRENT_CONTEXT: ContextVar[Context] = ContextVar("backchannel_context")
@@ -97,6 +99,8 @@ class Context:
         without a principal, whose every request is a connection of its own."""
         principal = self.principal
         if principal is not None:  # hashed: keys of one fixed shape, whatever names the authenticator uses
+            import hashlib
+
             return "principal:" + hashlib.sha256(str(principal).encode()).hexdigest()[:32]
         if self.connection.transport.authenticates_callers:
             return anonymous
@@ -105,7 +109,10 @@ class Context:
     # ctx.elicit_url, ctx.elicit, ctx.list_roots and ctx.sample are the functions that do the work,
     # taken as methods (their first parameter is the context): one signature and one docstring
     # each, which type checkers, help() and IDEs all read.
-    elicit_url = ask.elicit_url
+    if TYPE_CHECKING:
+        elicit_url = ask.elicit_url
+    else:  # (the URL flows load when a tool first asks for one: 0.1 MiB and 2 ms of every start)
+        elicit_url = deferred("backchannel.server.url_elicitation.ask", "elicit_url")
 
     async def request_input(
         self,
@@ -223,7 +230,10 @@ class Context:
             raise LookupError("the client's roots are not known yet; await ctx.list_roots() first")
         return known
 
-    sample = sampling.sample
+    if TYPE_CHECKING:
+        sample = sampling.sample
+    else:  # (sampling's checks load with a first ctx.sample)
+        sample = deferred("backchannel.server.sampling", "sample")
 
     @property
     def cancelled(self) -> bool:
@@ -275,6 +285,8 @@ class Context:
 
     def stages(self, stages: Sequence[str] | Mapping[str, float], total: float = 100.0) -> ProgressStages:
         """Progress for multi-stage work on one monotonic scale (see ``ProgressStages``)."""
+        from .progress import ProgressStages  # (loaded by a first use, as progress_parts is)
+
         return ProgressStages(self, stages, total)
 
     def progress_parts(
@@ -283,6 +295,8 @@ class Context:
         """Progress for sub-tasks that run at once, as one increasing stream that ends at
         ``total``: ``async with ctx.progress_parts() as parts: part = parts.add("download",
         weight=3)``, then ``await part.advance(4096, of=size)`` (see ``ProgressParts``)."""
+        from .progress_parts import ProgressParts  # (0.05 MiB that a server without it does not load)
+
         return ProgressParts(self, parts, total)
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
@@ -300,7 +314,12 @@ class Context:
         if self.task is not None and self.task.begun:  # the record's status message (and the token)
             await self.task.progress(progress, total, message)
             return
-        self.connection.report_progress(self.request.id, progress, total, message)
+        connection = self.connection
+        if connection.report_progress(self.request.id, progress, total, message):
+            # A batch just left: a handler reporting in a tight loop lets the loop read the
+            # client (its cancellation) and waits while the output is backed up.
+            await asyncio.sleep(0)
+            await connection.transport.drain()
 
     def close_sse_stream(self) -> bool:
         """Handshake-era HTTP: end the SSE response carrying this request now.
@@ -328,6 +347,7 @@ class Context:
         """``log`` for code that cannot await; True when the message was sent."""
         if level not in LOG_LEVEL_RANK:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOGGING_LEVELS)}")
+        operator_log(self, level, data, logger)  # the OpenTelemetry record, whatever the client asked for
         request = self.request
         if self.task is not None and self.task.begun:
             if self.era == "stateless":

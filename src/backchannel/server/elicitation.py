@@ -15,15 +15,17 @@ from __future__ import annotations
 __all__ = ["Elicited", "check_forms", "elicit", "form_spec"]
 
 import functools
-import hashlib
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import msgspec
 
+from ..forms.errors import FormContentError
 from ..protocol.capabilities import has
 from ..state.store import slot_of
+from ..telemetry import metrics
 from ..types.errors import InvalidParams, MissingCapability, RequestTimeout
 
 if TYPE_CHECKING:
@@ -54,16 +56,16 @@ def form_spec(schema: Any) -> FormSpec:
     """The ``FormSpec`` of ``schema``, built once: per type, and per distinct dict schema
     (by its canonical JSON). Raises ``FormSchemaError`` naming the field for a form
     that cannot be sent."""
-    from ..forms import FormSpec
-
+    # (``forms`` is imported where a form is built: an import statement costs a microsecond
+    # per ask even when the module is loaded, and the spec is almost always found built.)
     if isinstance(schema, dict):
         try:
             key = msgspec.json.encode(schema, order="sorted")
         except (TypeError, msgspec.EncodeError):
-            return FormSpec.from_type(schema)  # not JSON at all: let the checker say what is wrong
+            return _build_form(schema)  # not JSON at all: let the checker say what is wrong
         spec = _dict_forms.get(key)
         if spec is None:
-            spec = FormSpec.from_type(schema)
+            spec = _build_form(schema)
             if len(_dict_forms) >= _DICT_FORMS_KEPT:
                 del _dict_forms[next(iter(_dict_forms))]
             _dict_forms[key] = spec
@@ -71,12 +73,16 @@ def form_spec(schema: Any) -> FormSpec:
     try:
         hash(schema)
     except TypeError:
-        return FormSpec.from_type(schema)
+        return _build_form(schema)
     return _type_form(schema)
 
 
 @functools.lru_cache(maxsize=256)
 def _type_form(schema: Any) -> FormSpec:
+    return _build_form(schema)
+
+
+def _build_form(schema: Any) -> FormSpec:
     from ..forms import FormSpec
 
     return FormSpec.from_type(schema)
@@ -96,6 +102,8 @@ def check_forms(owner: str, forms: Iterable[Any]) -> None:
 
 
 _DECLINES_KEPT = 1_000  # declined forms remembered per scope; past that a decline is not remembered
+_DECLINE_KEYS_KEPT = 256
+_decline_keys: dict[tuple[str, str, str, str | None, int], tuple[dict[str, Any], tuple[str, str]]] = {}
 
 
 def _decline_memory(ctx: Context, schema: dict[str, Any], decline_key: str | None) -> tuple[str, str] | None:
@@ -108,10 +116,24 @@ def _decline_memory(ctx: Context, schema: dict[str, Any], decline_key: str | Non
         return None
     params = ctx.request.params
     target = params.get("name", params.get("uri"))
-    form = [ctx.request.method, target if isinstance(target, str) else "", schema, decline_key]
+    method = ctx.request.method
+    target = target if isinstance(target, str) else ""
+    # The same tool asks the same form of the same caller again and again: its two hashes are
+    # kept, by the schema's identity (the schema is held, so that identity is not reused).
+    known = (scope, method, target, decline_key, id(schema))
+    kept = _decline_keys.get(known)
+    if kept is not None and kept[0] is schema:
+        return kept[1]
+    import hashlib  # (OpenSSL's 0.6 MiB: loaded by a first form, not at start)
+
+    form = [method, target, schema, decline_key]
     digest = hashlib.sha256(msgspec.json.encode(form, order="sorted")).hexdigest()
     slot = slot_of(scope)  # the caller's keys and their bucket on one Redis Cluster node
-    return f"decline:{slot}:{digest}", f"decline:{slot}"
+    memory = f"decline:{slot}:{digest}", f"decline:{slot}"
+    if len(_decline_keys) >= _DECLINE_KEYS_KEPT:
+        _decline_keys.clear()
+    _decline_keys[known] = (schema, memory)
+    return memory
 
 
 async def _remember_decline(ctx: Context, memory: tuple[str, str]) -> None:
@@ -149,8 +171,6 @@ async def elicit(
     always asked). ``decline_key`` makes it finer (declines are remembered per
     distinct value); ``remember_decline=False`` neither reads nor writes it.
     """
-    from ..forms import FormContentError
-
     spec = form_spec(schema)
     requested = spec.requested_schema
     if not has(ctx.client_capabilities, "elicitation.form"):
@@ -167,14 +187,17 @@ async def elicit(
     text = message
     for attempt in (1, 2):
         params = {"mode": "form", "message": text, "requestedSchema": requested}
+        asked = _asked_now(ctx)
         try:
             question = key if key is None or attempt == 1 else f"{key}#{attempt}"
             answer = await ctx.request_input(
                 "elicitation/create", params, "elicitation.form", timeout=wait, key=question
             )
         except RequestTimeout:
+            _answered(asked, "cancel")
             return Elicited("cancel")  # the outstanding question was cancelled on the wire
         action = answer.get("action")
+        _answered(asked, action)
         if action == "decline":
             if memory is not None:
                 await _remember_decline(ctx, memory)
@@ -190,3 +213,20 @@ async def elicit(
                 return Elicited("cancel")
             text = f"{message}\n\nPlease correct: {'; '.join(exc.problems)}"
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _asked_now(ctx: Context) -> float | None:
+    """When a question put to the person now is sent, if metrics are on and it is a live one
+    (handshake era, or through a task). A stateless-era round's question is timed by the
+    rounds themselves (``Round.input_required`` and ``Round.answer``): the answer arrives in
+    a later request."""
+    if metrics.instruments() is None:
+        return None
+    if ctx.round is not None and (ctx.task is None or not ctx.task.begun):
+        return None
+    return time.monotonic()
+
+
+def _answered(asked: float | None, action: Any) -> None:
+    if asked is not None:
+        metrics.elicitation_answered("form", action, time.monotonic() - asked)

@@ -7,16 +7,25 @@ The heavy imports (uvicorn, the HTTP app, the stdio transport) happen on first u
 
 from __future__ import annotations
 
-__all__ = ["http_base", "serve_http", "serve_stdio"]
+__all__ = ["freeze_startup", "http_base", "serve_http", "serve_stdio"]
 
+import contextlib
+import gc
 import logging
 import socket
+import sys
 from typing import TYPE_CHECKING, Any
+
+from ..telemetry.activation import flush
+from ..telemetry.conventions import NETWORK_TRANSPORT
+from ..telemetry.metrics import session_closed, session_opened
+from ..telemetry.spans import on_pipe
 
 if TYPE_CHECKING:
     from .server import Server
 
 logger = logging.getLogger("backchannel.http")
+_PIPE = {NETWORK_TRANSPORT: "pipe"}
 
 
 def serve_http(
@@ -37,39 +46,38 @@ def serve_http(
     """Run ``server.http_app(path)`` under uvicorn until it stops (``Server.run_http`` documents the options).
 
     ``legacy_sse`` also serves the deprecated HTTP+SSE transport of 2024-11-05 (``GET /sse``,
-    ``POST /messages/``; ``http_host/legacy_sse.py``), for old clients; one process only."""
+    ``POST /messages/``; ``http_host/legacy_sse.py``), for old clients; one process only.
+
+    The cyclic collector is off until uvicorn is configured, and what exists then is frozen (as
+    ``run`` does: ``freeze_startup``): its passes over what uvicorn imports and builds were 4.5 ms
+    of a cold start (``docs/performance.md``)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        from ..transports.http.serving import uvicorn_options
+
+        guard = uvicorn_options(
+            header_timeout=header_timeout,
+            body_timeout=body_timeout,
+            max_connections=max_connections,
+            retry_after=retry_after,
+        )
+        app = _AppMaker(server, path, redis, legacy_sse, retry_after, options)
+        config = _http_startup(app, host, port, workers, guard)
+    finally:
+        if collecting:
+            gc.enable()
     import uvicorn
 
-    from ..runtime.loops import loop_name
-    from ..transports.http.serving import uvicorn_options
-    from .url_elicitation import UrlElicitations
-
-    if workers < 1:
-        raise ValueError(f"workers must be 1 or more, not {workers}")
-    if workers > 1 and redis is None:
-        raise ValueError("several workers share their sessions through Redis: give redis='redis://...' (--redis)")
-    if legacy_sse and workers > 1:
-        logger.warning("the HTTP+SSE transport (--legacy-sse) needs its stream and POSTs on one worker: use 1 worker")
-    flows = UrlElicitations.of(server)
-    if not flows.base_url and port:
-        flows.base_url = http_base(host, port)
-    options.setdefault("max_requests", None)
-    guard = uvicorn_options(
-        header_timeout=header_timeout,
-        body_timeout=body_timeout,
-        max_connections=max_connections,
-        retry_after=retry_after,
-    )
-
-    def app() -> Any:
-        # Called in the worker: a Redis connection made before the fork would not survive it.
-        return server.http_app(
-            path, redis=redis, body_timeout=None, retry_after=retry_after, legacy_sse=legacy_sse, **options
-        )
-
-    if workers == 1:
-        uvicorn.run(app(), host=host, port=port, loop=loop_name(), **guard)
+    if config is not None:
+        # What ``uvicorn.run`` does with one worker, on a config loaded above.
+        runner = uvicorn.Server(config)
+        with contextlib.suppress(KeyboardInterrupt):
+            runner.run()
+        if not runner.started:
+            sys.exit(3)  # uvicorn's STARTUP_FAILURE
         return
+    from ..runtime.loops import loop_name
     from .workers import run_workers
 
     def serve(sock: socket.socket) -> None:
@@ -78,17 +86,85 @@ def serve_http(
     run_workers(host, port, workers, serve)
 
 
+def _http_startup(app: _AppMaker, host: str, port: int, workers: int, guard: dict[str, Any]) -> Any:
+    """Check the options, import what serving needs and, with one worker, build the app and
+    uvicorn's loaded config for it (None with several); then ``freeze_startup``."""
+    import uvicorn
+
+    from ..runtime.loops import loop_name
+    from .url_elicitation import UrlElicitations
+
+    server, options = app.server, app.options
+    if workers < 1:
+        raise ValueError(f"workers must be 1 or more, not {workers}")
+    if workers > 1 and app.redis is None:
+        raise ValueError("several workers share their sessions through Redis: give redis='redis://...' (--redis)")
+    if app.legacy_sse and workers > 1:
+        logger.warning("the HTTP+SSE transport (--legacy-sse) needs its stream and POSTs on one worker: use 1 worker")
+    flows = UrlElicitations.of(server)
+    if not flows.base_url and port:
+        flows.base_url = http_base(host, port)
+    options.setdefault("max_requests", None)
+    config = None
+    if workers == 1:
+        config = uvicorn.Config(app(), host=host, port=port, loop=loop_name(), **guard)
+        config.load()
+    freeze_startup()
+    return config
+
+
+class _AppMaker:
+    """``server.http_app`` with ``run_http``'s options: called in the process that serves (after
+    the fork with several workers: a Redis connection made before it would not survive it)."""
+
+    def __init__(
+        self, server: Server, path: str, redis: str | None, legacy_sse: bool, retry_after: int, options: dict[str, Any]
+    ) -> None:
+        self.server, self.path, self.redis, self.legacy_sse = server, path, redis, legacy_sse
+        self.retry_after, self.options = retry_after, options
+
+    def __call__(self) -> Any:
+        return self.server.http_app(
+            self.path,
+            redis=self.redis,
+            body_timeout=None,
+            retry_after=self.retry_after,
+            legacy_sse=self.legacy_sse,
+            **self.options,
+        )
+
+
+def freeze_startup() -> None:
+    """Leave the objects that exist now out of the cyclic garbage collector's passes (``gc.freeze``).
+
+    Called when a server that runs itself starts serving: what exists then (the imported modules,
+    the registered tools, the user's globals) is meant to live as long as the process. Every full
+    collection walked those objects (25,000 in a small server) again, and so did the interpreter's
+    at exit: 20 of the 25 ms between stdin closing and the process exiting (``docs/performance.md``).
+    An object among them is still freed when its last reference goes; only a reference cycle
+    among them that later becomes garbage stays (``gc.unfreeze()`` puts them back).
+    """
+    gc.freeze()
+
+
 async def serve_stdio(server: Server, max_line_bytes: int | None) -> None:
     """Serve ``server`` on stdin/stdout until stdin closes; the transport is closed after."""
     from ..framing.ndjson import DEFAULT_MAX_LINE_BYTES
     from ..transports.stdio import StdioServerTransport
 
-    transport = StdioServerTransport(max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES)
+    transport = on_pipe(StdioServerTransport(max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES))
     await transport.start()
+    timed = session_opened("server", _PIPE)  # None unless metrics are on: the one session of this process
+    failure: str | None = None
     try:
         await server.serve(transport)
+    except Exception as exc:
+        failure = type(exc).__qualname__
+        raise
     finally:
         await transport.close()
+        session_closed(timed, error_type=failure)
+        flush()  # spans a batch processor holds: a client may kill us once stdin is closed, before atexit
 
 
 def http_base(host: str, port: int) -> str:

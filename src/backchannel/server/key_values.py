@@ -12,9 +12,7 @@ __all__ = ["REDACTED", "redact_key_values"]
 import re
 from collections.abc import Callable
 
-from .secret_patterns import NOT_SECRET_VALUES
-
-REDACTED = "[REDACTED]"
+from .secret_patterns import NOT_SECRET_VALUES, REDACTED
 
 # ``key`` then a separator then a value, in prose, headers, query strings, JSON and reprs: the second
 # pass. The key may be quoted (also as \" inside a JSON string); the value is a scheme and its token,

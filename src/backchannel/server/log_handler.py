@@ -11,23 +11,26 @@ text (a traceback too) and the logger's name pass it. Values given by name
 (``log.info("%(user)s signed in with %(password)s", values)``) are replaced
 before formatting when their name is a sensitive key, since the text alone no
 longer says what they were.
+
+When an OpenTelemetry logger provider is configured, the record also becomes an
+OpenTelemetry log record (redacted the same way, correlated with the request's
+span), whatever level the client asked for; unless OpenTelemetry's own
+``LoggingHandler`` sits on the record's way up the logger tree, which emits it
+already (unredacted: that handler is the operator's choice).
 """
 
 from __future__ import annotations
 
 __all__ = ["ClientLogHandler", "mcp_level"]
 
-import contextvars
 import copy
 import logging
 from collections.abc import Mapping
 
+from ..telemetry import activation, logs
 from .context import Context
+from .log_sending import BRIDGING, redacted_log
 from .redaction import REDACTED
-
-# Set while a record is being forwarded: a record logged by the forwarding itself (the runtime
-# or a transport logging through a handler attached to the root logger) is not forwarded again.
-_FORWARDING: contextvars.ContextVar[bool] = contextvars.ContextVar("backchannel_log_forwarding", default=False)
 
 
 def mcp_level(levelno: int) -> str:
@@ -46,16 +49,23 @@ def mcp_level(levelno: int) -> str:
 class ClientLogHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         context = Context.current()
-        if context is None or _FORWARDING.get():
+        # Set while a record is being forwarded: a record logged by the forwarding itself (the
+        # runtime or a transport logging through a handler attached to the root logger) is not
+        # forwarded again.
+        if context is None or BRIDGING.get():
             return
-        token = _FORWARDING.set(True)
+        token = BRIDGING.set(True)
         try:
             text = self._format(record, context)
-            context.log_nowait(mcp_level(record.levelno), {"message": text}, record.name)
+            level = mcp_level(record.levelno)
+            context.log_nowait(level, {"message": text}, record.name)
+            if activation.otel_logger() is not None and not logs.reaches_otel(record):
+                body, name = redacted_log(context, text, record.name)
+                logs.emit(level, body, name, context.request_id)
         except Exception:
             self.handleError(record)
         finally:
-            _FORWARDING.reset(token)
+            BRIDGING.reset(token)
 
     def _format(self, record: logging.LogRecord, context: Context) -> str:
         redactor = context.server.log_redactor

@@ -22,11 +22,9 @@ __all__ = ["InputRequired", "Round", "StateSealer", "binding_of", "run_once"]
 import asyncio
 import base64
 import binascii
-import hashlib
-import hmac
 import inspect
+import os
 import re
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -34,6 +32,7 @@ from typing import Any, TypeVar, cast
 
 import msgspec
 
+from ..telemetry import metrics
 from ..types.errors import InvalidParams
 from .state import StateStore, StoreFull
 
@@ -43,6 +42,7 @@ _B64URL = re.compile(r"[A-Za-z0-9_-]*")
 _MALFORMED = "requestState is malformed; send back exactly what the server sent"
 T = TypeVar("T")
 _ONCE_MEMO = "onceKeptUntil"  # memo entry: when each ``once`` result of this request is forgotten
+_ASKED_AT = "askedAt"  # memo entry, while metrics are on: when each form question went out
 
 
 class InputRequired(Exception):
@@ -88,6 +88,8 @@ def binding_of(method: str, params: dict[str, Any], principal: str | None = None
     target, and a digest of the arguments, so it cannot be replayed by someone else or
     for another call."""
     target = params.get("name", params.get("uri", ""))
+    import hashlib  # (with hmac: OpenSSL's 0.6 MiB, loaded when a first state is sealed, not at start)
+
     arguments = _encode(params.get("arguments") or {})
     return f"{principal or ''}\x00{method}\x00{target}\x00{hashlib.sha256(arguments).hexdigest()}"
 
@@ -99,7 +101,7 @@ class StateSealer:
     the new one) while states sealed with the old one are still honoured until it is dropped."""
 
     def __init__(self, key: bytes | None = None, ttl: float = 600.0, clock: Callable[[], float] = time.time) -> None:
-        self.keys: list[bytes] = [key or secrets.token_bytes(32)]
+        self.keys: list[bytes] = [key or os.urandom(32)]  # (what secrets.token_bytes reads)
         self.ttl = ttl
         self._clock = clock
 
@@ -123,6 +125,9 @@ class StateSealer:
         expires = self._clock() + self.ttl
         if not_after is not None:
             expires = min(expires, not_after)
+        import hashlib
+        import hmac
+
         body = _encode({"b": binding, "exp": expires, "p": payload})
         mac = hmac.new(self.key, body, hashlib.sha256).digest()
         return f"{_b64(body)}.{_b64(mac)}"
@@ -131,6 +136,9 @@ class StateSealer:
         """The payload of a state we sealed for ``binding``; ``InvalidParams`` for anything else."""
         if not isinstance(token, str) or token.count(".") != 1:
             raise InvalidParams(_MALFORMED)
+        import hashlib
+        import hmac
+
         body_text, mac_text = token.split(".")
         try:
             body, mac = _unb64(body_text), _unb64(mac_text)
@@ -190,6 +198,9 @@ class Round:
         response = self.responses.get(key)
         if response is not None:
             self.answers[key] = response
+            asked = self.memo.get(_ASKED_AT)
+            if asked and key in asked:  # a form question timed when it went out: its answer is here
+                _person_answered(asked.pop(key), response)
         return response
 
     @classmethod
@@ -214,7 +225,7 @@ class Round:
             responses = given
         # Every request's rounds share one lineage id, sealed from the first round on, so
         # work done "once" is recognised however the client replays its states.
-        memo.setdefault("lineage", secrets.token_hex(16))
+        memo.setdefault("lineage", os.urandom(16).hex())  # (secrets.token_hex(16))
         return cls(binding, answers, responses, memo=memo)
 
     def keep_until(self, name: str, expires: float) -> None:
@@ -233,6 +244,8 @@ class Round:
 
     def input_required(self, sealer: StateSealer, needed: InputRequired) -> dict[str, Any]:
         """The ``InputRequiredResult`` that ends this round."""
+        if needed.request is not None and metrics.instruments() is not None:
+            self._time_questions(needed.requests)
         payload: dict[str, Any] = {"answers": self.answers}
         if self.memo:
             payload["memo"] = self.memo
@@ -244,6 +257,25 @@ class Round:
         if needed.meta:
             result["_meta"] = needed.meta
         return result
+
+    def _time_questions(self, requests: dict[str, dict[str, Any]]) -> None:
+        """Note when each form question of this round went out (wall clock: the answer may
+        reach another worker), sealed with the state, so that the round that gets its answer
+        can tell how long the person took. URL flows are timed by the flows themselves."""
+        asked = self.memo.get(_ASKED_AT)
+        asked = dict(asked) if isinstance(asked, dict) else {}
+        now = time.time()
+        for key, request in requests.items():
+            params = request.get("params") or {}
+            if request.get("method") == "elicitation/create" and params.get("mode", "form") == "form":
+                asked.setdefault(key, now)  # asked again unanswered: the person's time runs from the first
+        if asked:
+            self.memo[_ASKED_AT] = asked
+
+
+def _person_answered(asked: Any, response: dict[str, Any]) -> None:
+    seconds = time.time() - asked if isinstance(asked, (int, float)) else None
+    metrics.elicitation_answered("form", response.get("action"), seconds)
 
 
 _ONCE_GRACE = 5.0  # a once result outlives the last state that can replay it by this much (clock skew)

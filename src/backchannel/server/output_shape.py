@@ -15,25 +15,24 @@ __all__ = ["OutputMismatch", "OutputShape", "derive_output"]
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-from pydantic import TypeAdapter, ValidationError
-from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError, PydanticUserError
-from pydantic_core import PydanticSerializationError
+from typing import TYPE_CHECKING, Any
 
 from .annotations import (
-    SchemaGenerator,
     first_line,
     inline_root_ref,
     mentions,
     name_of,
     non_json_defaults_ignored,
+    schema_generator,
     strip_annotated,
     type_hints,
     unwrap_awaitable,
 )
 from .argument_problems import path_text, problems_of
 from .unsupported_types import SignatureError, where_defined
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 _NO_SCHEMA_RETURNS: tuple[Any, ...] = (None, type(None), Any, str, bytes, typing.NoReturn, typing.Never)
 
@@ -66,14 +65,25 @@ class OutputShape:
             return None
         try:
             data = self._adapter.dump_python(self._adapter.validate_python(value), mode="json")
-        except ValidationError as exc:
-            message = "; ".join(f"{path_text(path)}: {text}" if path else text for path, text, _ in problems_of(exc))
-            raise OutputMismatch(
-                f"{self._label} returned a value that does not match its return annotation: {message}"
-            ) from None
-        except PydanticSerializationError as exc:
-            raise OutputMismatch(f"{self._label} returned a value that cannot be serialized: {exc}") from None
+        except Exception as exc:
+            if (mismatch := self._mismatch(exc)) is None:
+                raise
+            raise mismatch from None
         return {"result": data} if self.wrapped else data
+
+    def _mismatch(self, exc: Exception) -> OutputMismatch | None:
+        # Imported here, not per call: an adapter exists, so pydantic is loaded and this is a lookup.
+        from pydantic import ValidationError
+        from pydantic_core import PydanticSerializationError
+
+        if isinstance(exc, ValidationError):
+            message = "; ".join(f"{path_text(path)}: {text}" if path else text for path, text, _ in problems_of(exc))
+            return OutputMismatch(
+                f"{self._label} returned a value that does not match its return annotation: {message}"
+            )
+        if isinstance(exc, PydanticSerializationError):
+            return OutputMismatch(f"{self._label} returned a value that cannot be serialized: {exc}")
+        return None
 
 
 def derive_output(
@@ -94,10 +104,13 @@ def derive_output(
     bare = strip_annotated(annotation)
     if any(bare is special for special in _NO_SCHEMA_RETURNS) or mentions(bare, content_types):
         return OutputShape(None, False, None, label)
+    from pydantic import TypeAdapter
+    from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError, PydanticUserError
+
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(annotation)
         with non_json_defaults_ignored():
-            schema = adapter.json_schema(mode="serialization", schema_generator=SchemaGenerator)
+            schema = adapter.json_schema(mode="serialization", schema_generator=schema_generator())
     except (PydanticSchemaGenerationError, PydanticInvalidForJsonSchema):
         return OutputShape(None, False, None, label)  # an arbitrary object: it can only be content
     except PydanticUserError as exc:  # a mistake in the annotation (e.g. typing.TypedDict on 3.11)

@@ -13,6 +13,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from heapq import heappush, heapreplace
+from itertools import pairwise
 
 #: The most values one ``completion/complete`` answer may carry (schema: ``values`` ≤ 100).
 MAX_VALUES = 100
@@ -67,12 +68,16 @@ class PrefixIndex:
                 raise TypeError(f"completion values must be strings; got {value!r}")
         self._case_sensitive = case_sensitive
         keys = self._values if case_sensitive else [value.casefold() for value in self._values]
-        order = sorted(range(len(keys)), key=keys.__getitem__)  # stable: ties keep list order
-        self._keys: list[str] = [keys[i] for i in order]
-        identity = all(i == position for position, i in enumerate(order))
-        # Machine integers: a quarter of the memory of a list of ints for big lists.
-        self._order: array[int] | None = None if identity else array("q", order)
-        del order
+        self._keys: list[str] = keys
+        self._order: array[int] | None = None
+        # A list in order already (the common case) is its own index: no sort, no sorted copy, and
+        # none of the int objects of a list of positions (0.4 MiB at the peak for 10,000 values).
+        if not all(before <= after for before, after in pairwise(keys)):
+            order = sorted(range(len(keys)), key=keys.__getitem__)  # stable: ties keep list order
+            self._keys = [keys[i] for i in order]
+            # Machine integers: a quarter of the memory of a list of ints for big lists.
+            self._order = array("q", order)
+            del order
         self._stored: dict[tuple[int, int], list[str]] = {}
         if self._order is not None and len(self._order) > self.SORT_BELOW:
             self._store_large_ranges()

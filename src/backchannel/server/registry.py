@@ -10,16 +10,18 @@ from __future__ import annotations
 __all__ = ["Registry", "registering"]
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..types.capabilities import declared_extensions, with_extensions
 from .completion import CompleterLike, completers_for
 from .context import Context
 from .elicitation import check_forms
 from .prompts import RegisteredPrompt
-from .resources import RegisteredResource, RegisteredTemplate, build_resource
 from .scopes import ScopeTable
 from .tools import RegisteredTool, TaskStart, TaskSupport
+
+if TYPE_CHECKING:
+    from .resources import RegisteredResource, RegisteredTemplate
 
 F = TypeVar("F", bound=Callable[..., Any])
 TOOLS_CHANGED = "notifications/tools/list_changed"
@@ -172,6 +174,9 @@ class Registry:
         """Register a resource; a ``uri`` with RFC 6570 ``{variables}`` makes a template
         whose variables are passed to ``fn`` by name. ``completers`` (templates only)
         maps variable names to completers, like ``add_prompt``'s. ``scopes``: as ``add_tool``'s."""
+        # (resources and URI templates are loaded by the first one: a server of tools never needs them)
+        from .resources import RegisteredTemplate, build_resource
+
         entry = build_resource(
             uri,
             fn,

@@ -31,7 +31,6 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 import msgspec
@@ -44,6 +43,8 @@ from .mrtr import InputRequired
 from .redaction import Redactor
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .context import Context
 
 

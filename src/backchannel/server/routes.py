@@ -8,7 +8,7 @@ request's ``Context`` first: a route reads it from ``CURRENT_CONTEXT``.
 
 from __future__ import annotations
 
-__all__ = ["ROUTES", "Route", "call"]
+__all__ = ["INLINE_ROUTES", "ROUTES", "InlineRoute", "Route", "call"]
 
 import functools
 import inspect
@@ -16,25 +16,26 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.events import RequestReceived
-from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound
+from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound, ToolError
 from ..types.logging import LOG_LEVEL_RANK, LOGGING_LEVELS
 from ..types.versions import newer_first
-from .completion_request import handle_complete
+from .completion_request import complete_now, handle_complete
 from .context import CURRENT_CONTEXT, Context
 from .mrtr import InputRequired, Round
 from .pagination import paginate
-from .resources import to_contents
 from .scopes import visible
 from .signature import InvalidArguments
 from .tasks.routes import TASK_ROUTES
 from .tasks.service import CORE_TASK_VERSIONS
-from .tools import arguments_refused
+from .tools import arguments_refused, tool_failed
 
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
     from .server import Server
 
 Route = Callable[["Server", RequestReceived, "Connection"], Awaitable[dict[str, Any]]]
+#: A route that answers in the read loop's turn, without a task, or says None (then ``ROUTES`` serves it).
+InlineRoute = Callable[["Server", RequestReceived, "Connection"], dict[str, Any] | None]
 
 
 async def initialize(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
@@ -139,6 +140,56 @@ async def complete(server: Server, request: RequestReceived, connection: Connect
     return await handle_complete(request.params, registry.prompts, registry.templates, registry.resources, admit)
 
 
+def call_tool_now(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
+    """``tools/call`` of a plain synchronous tool (no context, no task): nothing to wait for."""
+    params = request.params
+    name = params.get("name")
+    tools = server.registry.tools
+    tool = tools.get(name) if isinstance(name, str) else None  # a bad name: ``call_tool`` says so
+    if tool is None or tool.is_async or tool.parameters.context_parameter is not None or tool.task is not None:
+        return None
+    if "task" in params:  # a task: ``call_tool`` decides
+        return None
+    token = CURRENT_CONTEXT.set(Context(server, connection, request))
+    try:
+        try:
+            kwargs = tool.parameters.validate(params.get("arguments"))
+        except InvalidArguments as invalid:
+            return arguments_refused(invalid)
+        try:
+            value = tool.fn(**kwargs)
+        except ToolError as failure:
+            return tool_failed(failure)
+    finally:
+        CURRENT_CONTEXT.reset(token)
+    # (``isawaitable`` asks the ``Awaitable`` ABC: skipped for what plain tools return.)
+    if type(value) not in _PLAIN_VALUES and inspect.isawaitable(value):  # an object whose __call__ is async
+        tools[tool.name].is_async = True  # from now on served as what it is
+        close = getattr(value, "close", None)
+        if close is not None:
+            close()
+        return None
+    return tool.to_result(value)
+
+
+_PLAIN_VALUES = frozenset({str, dict, list, tuple, int, float, bool, bytes, type(None)})
+
+
+def complete_inline(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
+    """``completion/complete`` when the argument's completer is synchronous (a static list, a
+    plain function): answered as ``complete`` would (``completion_request.complete_now``)."""
+    registry = server.registry
+    context = Context(server, connection, request)
+    admit = functools.partial(server.completion_limit.check, context)
+    token = CURRENT_CONTEXT.set(context)  # a completer may read ``Context.current()``
+    try:
+        return complete_now(
+            request.params, registry.prompts, registry.templates, registry.resources, admit, registry.completing
+        )
+    finally:
+        CURRENT_CONTEXT.reset(token)
+
+
 async def get_prompt(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
     params = request.params
     name = params.get("name")
@@ -190,6 +241,8 @@ async def _read(server: Server, uri: str, request: RequestReceived) -> dict[str,
                 break
         else:
             raise ResourceNotFound(uri)
+    from .resources import to_contents  # (loaded with the first resource registered: not at start)
+
     result: dict[str, Any] = {"contents": to_contents(uri, value, mime_type)}
     if request.era == "stateless":
         result.update(ttlMs=0, cacheScope=server.cache_scope)
@@ -210,12 +263,14 @@ def _input_required(server: Server, context: Context, needed: InputRequired) -> 
 
 
 async def subscribe(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-    server.connection_state(connection).subscriptions.add(_subscription_uri(request))
+    state = server.connection_state(connection)
+    state.subscriptions = state.subscriptions | {_subscription_uri(request)}
     return {}
 
 
 async def unsubscribe(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-    server.connection_state(connection).subscriptions.discard(_subscription_uri(request))
+    state = server.connection_state(connection)
+    state.subscriptions = state.subscriptions - {_subscription_uri(request)}
     return {}
 
 
@@ -268,4 +323,10 @@ ROUTES: dict[str, Route] = {
     "completion/complete": complete,
     "subscriptions/listen": listen,
     **TASK_ROUTES,
+}
+
+#: Method -> inline route: what ``Server.answer_now`` may answer in the read loop's turn.
+INLINE_ROUTES: dict[str, InlineRoute] = {
+    "tools/call": call_tool_now,
+    "completion/complete": complete_inline,
 }

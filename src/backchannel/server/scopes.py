@@ -11,12 +11,12 @@ from __future__ import annotations
 
 __all__ = ["ScopeTable", "visible"]
 
+import sys
 from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..auth.principal import current_principal
-
 if TYPE_CHECKING:
+    from ..auth.principal import Principal
     from .resources import RegisteredTemplate
 
 T = TypeVar("T")
@@ -88,7 +88,7 @@ def visible(table: ScopeTable, kind: str, items: Mapping[str, T]) -> list[T]:
     ``template``) the caller may use: all of them unless a ``ResourceAuth`` admitted the caller,
     else those whose scopes its token grants. Read it, do not change it: without a principal it is
     the list of the last call, until an item is registered or withdrawn."""
-    principal = current_principal()
+    principal = _current_principal()
     if principal is None:
         known = table._listed.get(kind)
         if known is not None and known[0] is items:
@@ -97,3 +97,11 @@ def visible(table: ScopeTable, kind: str, items: Mapping[str, T]) -> list[T]:
         table._listed[kind] = (items, listed)
         return listed
     return [item for name, item in items.items() if principal.holds(table.needed(f"{kind}:{name}"))]
+
+
+def _current_principal() -> Principal | None:
+    # No principal can be set before ``backchannel.auth`` is loaded (its ContextVar lives there), and
+    # a server without ``ResourceAuth`` never loads it: not importing it for this kept 0.1 MiB and
+    # a dataclass out of every start (``tests/startup/test_stdio_imports.py``).
+    principal = sys.modules.get("backchannel.auth.principal")
+    return None if principal is None else principal.current_principal()

@@ -47,6 +47,7 @@ __all__ = [
     "DEFAULT_PATTERNS",
     "NOT_SECRET_VALUES",
     "PROPERTY_WORDS",
+    "REDACTED",
     "TOKEN_COUNTERS",
     "TRIGGERS",
     "VALIDATORS",
@@ -58,6 +59,9 @@ import re
 from collections.abc import Callable
 
 #: Phrases naming a secret (words separated by ``_``, ``-``, a space or camelCase).
+#: What a secret value becomes (a secret of a known shape: ``[REDACTED:label]``).
+REDACTED = "[REDACTED]"
+
 DEFAULT_KEYS: tuple[str, ...] = (
     # passwords and their kin
     "password",

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 __all__ = ["Server"]
 
-import inspect
 import os
-import secrets
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from ..protocol.events import NotificationReceived, RequestReceived
@@ -31,19 +28,18 @@ from .completion_request import CompletionLimit
 from .connection_state import ConnectionState
 from .context import CURRENT_CONTEXT, Context
 from .delegation import delegate
-from .hosting import serve_http, serve_stdio
+from .hosting import freeze_startup, serve_http, serve_stdio
 from .log_sending import send_log
 from .mrtr import StateSealer
 from .options import FlatOptions, ListOptions, LogOptions, StateOptions, TimeoutOptions, resolve_options
 from .registry import Registry, registering
 from .roots import RootsCache
-from .routes import ROUTES
+from .routes import INLINE_ROUTES, ROUTES
 from .sharing import Sharing, restore_session, session_snapshot
-from .signature import InvalidArguments
 from .state import MemoryStore, StateStore
 from .subscriptions import Subscriptions
 from .tasks import TaskService
-from .tools import arguments_refused, tool_failed
+from .tools import tool_failed
 
 if TYPE_CHECKING:
     from ..http_host.app import HttpApp
@@ -129,7 +125,7 @@ class Server:
         #: URL-mode elicitation flows and their pages (``http_app()`` serves them); see ``UrlElicitations``.
         self.url_elicitations: UrlElicitations | None = None
         self.default_roots: list[str | os.PathLike[str]] = (
-            [Path.cwd()] if default_roots is None else list(default_roots)
+            [os.getcwd()] if default_roots is None else list(default_roots)  # (pathlib is not loaded at start)
         )
         #: The tools, prompts, resources and templates; ``add_tool`` and the rest change it.
         self.registry = Registry(self._list_changed, extensions=options.extensions.declared)
@@ -230,9 +226,11 @@ class Server:
         await serve_stdio(self, max_line_bytes)
 
     def run(self, *, max_line_bytes: int | None = None) -> None:
-        """Serve on stdin/stdout until stdin closes (on uvloop when installed: ``runtime/loops.py``)."""
+        """Serve on stdin/stdout until stdin closes (on uvloop when installed: ``runtime/loops.py``);
+        what exists when it starts is left out of the cyclic GC from then on (``hosting.freeze_startup``)."""
         from ..runtime import loops
 
+        freeze_startup()
         loops.run(self.run_stdio(max_line_bytes=max_line_bytes), stdio=True)
 
     # --------------------------------------------------------- notifying
@@ -288,7 +286,7 @@ class Server:
         if state is None:
             return None
         if state.scope is None:
-            state.scope = "connection:" + secrets.token_hex(16)
+            state.scope = "connection:" + os.urandom(16).hex()  # (secrets.token_hex: OpenSSL loaded for it)
         return state.scope
 
     def roots_cache(self, connection: Connection) -> RootsCache | None:
@@ -312,37 +310,17 @@ class Server:
     # ----------------------------------------------------------- serving
 
     def answer_now(self, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
-        """The answer to a call of a plain synchronous tool (no context, no awaiting), given
-        without a task; None for everything else, which ``handle_request`` serves."""
-        if request.method != "tools/call":
+        """The answer to a request that needs no waiting, given without a task: a call of a plain
+        synchronous tool, a completion by a synchronous completer (``routes.INLINE_ROUTES``);
+        None for everything else, which ``handle_request`` serves."""
+        method = request.method
+        inline = INLINE_ROUTES.get(method)
+        if inline is None:
             return None
-        name = request.params.get("name")
-        tools = self.registry.tools
-        tool = tools.get(name) if isinstance(name, str) else None  # a bad name: handle_request says so
         allowed = self._allowed.get(request.version or "")
-        if tool is None or tool.is_async or tool.parameters.context_parameter is not None or tool.task is not None:
-            return None
-        if (allowed is not None and "tools/call" not in allowed) or "task" in request.params:  # a task: routes decide
-            return None
-        token = CURRENT_CONTEXT.set(Context(self, connection, request))
-        try:
-            try:
-                kwargs = tool.parameters.validate(request.params.get("arguments"))
-            except InvalidArguments as invalid:
-                return arguments_refused(invalid)
-            try:
-                value = tool.fn(**kwargs)
-            except ToolError as failure:
-                return tool_failed(failure)
-        finally:
-            CURRENT_CONTEXT.reset(token)
-        if inspect.isawaitable(value):  # registration could not tell: an object whose __call__ is async
-            tools[tool.name].is_async = True  # from now on served as what it is
-            close = getattr(value, "close", None)
-            if close is not None:
-                close()
-            return None
-        return tool.to_result(value)
+        if allowed is not None and method not in allowed:
+            return None  # handle_request says -32601
+        return inline(self, request, connection)
 
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         """Route ``request`` to its method (``routes.py``); -32601 for a method its version lacks."""

@@ -22,18 +22,18 @@ __all__ = ["KEYRING_TTL", "Sharing", "restore_session", "rotate_keyring", "sessi
 import asyncio
 import base64
 import logging
-import secrets
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..state.calls import Calls
 from ..state.shared import SharedState, StateUnavailable
 from ..types.logging import LOG_LEVEL_RANK
 from .connection_state import ConnectionState
 
 if TYPE_CHECKING:
+    from ..state.calls import Calls
     from .server import Server
 
 logger = logging.getLogger("backchannel")
@@ -64,7 +64,8 @@ def _keys_of(value: Any) -> list[bytes]:
 async def rotate_keyring(state: SharedState) -> int:
     """Put a new sealing key in front of the fleet's keyring (keeping the previous one) and tell
     every worker; returns how many keys the ring holds now."""
-    keys = [secrets.token_bytes(32), *_keys_of(await state.get(KEYRING))][:_KEYS_KEPT]
+    # os.urandom is what secrets.token_bytes reads (secrets would load hashlib's OpenSSL at start).
+    keys = [os.urandom(32), *_keys_of(await state.get(KEYRING))][:_KEYS_KEPT]
     await state.put(KEYRING, {"keys": [_key_text(k) for k in keys]}, ttl=KEYRING_TTL)
     await state.publish(CHANGES, msgspec.json.encode({"k": "keyring"}))
     return len(keys)
@@ -106,6 +107,7 @@ class Sharing:
 
     async def _start_calls(self, state: SharedState) -> None:
         # The URL flows' pages load with a fleet (every worker serves them), not with every server.
+        from ..state.calls import Calls
         from .url_elicitation.fleet import PAGE, STEP
         from .url_elicitation.pages import UrlElicitations
         from .url_elicitation.rounds import flow_step
@@ -212,6 +214,6 @@ def restore_session(state: ConnectionState | None, kept: dict[str, Any]) -> None
         state.log_level = level
     subscriptions = kept.get("subscriptions")
     if isinstance(subscriptions, list):
-        state.subscriptions = {uri for uri in subscriptions if isinstance(uri, str)}
+        state.subscriptions = frozenset(uri for uri in subscriptions if isinstance(uri, str))
     if "roots" in kept:
         state.roots.take_up(kept["roots"])

@@ -3,6 +3,8 @@
 Everything here runs once, when a tool or prompt is registered: the function's
 type hints become a pydantic model (for arguments) and a ``TypeAdapter`` (for the
 return value), so a call only pays for validation, never for introspection.
+Parameters that are all ``str``, ``int``, ``float`` or ``bool`` need no pydantic until a
+call's arguments need converting or refusing (``plain_parameters.py``).
 
 Rules worth knowing:
 
@@ -49,33 +51,36 @@ __all__ = [
 import contextlib
 import copy
 import dataclasses
+import functools
 import inspect
-import json
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
-from pydantic.errors import PydanticUserError
-from pydantic.fields import FieldInfo
+import msgspec
 
 from backchannel.types.errors import InvalidParams
 from backchannel.types.meta import ARGUMENT_SCHEMA
 
 from .annotations import (
-    SchemaGenerator,
     annotated,
+    field_info_class,
     is_context,
     name_of,
     non_json_defaults_ignored,
+    schema_generator,
     split_annotation,
     type_hints,
 )
-from .argument_problems import MAX_PROBLEMS, Problem, path_text, problems_of, repeated_items
+from .argument_problems import MAX_PROBLEMS, Problem, is_refusal, path_text, problems_of, repeated_items
 from .docstrings import docstring_args
 from .output_shape import OutputMismatch, OutputShape, derive_output  # the result side, re-exported
+from .plain_parameters import MISSING, PlainField, argument_model, plain_arguments, plain_field, plain_schema, same
 from .unsupported_types import SignatureError, UnsupportedType, unsupported_parameter, unsupported_type, where_defined
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, TypeAdapter, ValidationError
 
 _TEXT_KEYS = frozenset({"type", "title", "description", "default"})  # a property that says "any text"
 
@@ -95,7 +100,7 @@ class ParameterSet:
 
     input_schema: dict[str, Any]
     context_parameter: str | None
-    _model: type[BaseModel] = field(repr=False, compare=False)
+    _model: Callable[[], type[BaseModel]] = field(repr=False, compare=False)  # built on first need
     _fields: tuple[tuple[str, str], ...] = field(repr=False, compare=False)  # (model field, parameter)
     _label: str = field(repr=False, compare=False, default="tool")
     _json_strings: bool = field(repr=False, compare=False, default=False)
@@ -105,6 +110,7 @@ class ParameterSet:
     _rest_adapter: TypeAdapter[dict[str, Any]] | None = field(repr=False, compare=False, default=None)
     _reserved: frozenset[str] = field(repr=False, compare=False, default=frozenset())  # context, skipped
     _unique: bool = field(repr=False, compare=False, default=False)  # the schema says uniqueItems somewhere
+    _plain: tuple[PlainField, ...] | None = field(repr=False, compare=False, default=None)  # no pydantic needed
 
     def validate(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Check ``arguments`` and return the keyword arguments for the call.
@@ -121,9 +127,13 @@ class ParameterSet:
             raise InvalidParams(
                 f"Invalid arguments for {self._label}: expected an object, got {type(arguments).__name__}"
             )
+        if self._plain is not None and (kwargs := plain_arguments(self._plain, arguments, self._strict)) is not None:
+            return kwargs
         try:
-            instance = self._model.model_validate(arguments)
-        except ValidationError as exc:
+            instance = self._model().model_validate(arguments)
+        except Exception as exc:
+            if not is_refusal(exc):
+                raise
             retried = self._json_retry(arguments, exc) if self._json_strings else None
             if retried is None:
                 raise self._refusal(problems_of(exc) + self._repeats(arguments) + self._unknown(arguments)[1]) from None
@@ -175,7 +185,9 @@ class ParameterSet:
         if self._rest_adapter is not None:
             try:
                 extras = self._rest_adapter.validate_python(extras)
-            except ValidationError as exc:
+            except Exception as exc:
+                if not is_refusal(exc):
+                    raise
                 problems += problems_of(exc)
         return extras, problems
 
@@ -198,14 +210,18 @@ class ParameterSet:
     def _json_retry(self, arguments: dict[str, Any], exc: ValidationError) -> tuple[BaseModel, dict[str, Any]] | None:
         # Only string values of failing top-level arguments are decoded, so a
         # ``str`` parameter never sees its text turned into a number.
+        import json  # (for refused arguments only: not loaded at start)
+
         patched = dict(arguments)
         for key in {error["loc"][0] for error in exc.errors() if error["loc"]}:
             if isinstance(value := arguments.get(str(key)), str):
                 with contextlib.suppress(ValueError):
                     patched[str(key)] = json.loads(value)
         try:
-            return None if patched == arguments else (self._model.model_validate(patched), patched)
-        except ValidationError:
+            return None if patched == arguments else (self._model().model_validate(patched), patched)
+        except Exception as retry_exc:
+            if not is_refusal(retry_exc):
+                raise
             return None
 
 
@@ -257,8 +273,9 @@ def _derive_parameters(
     where = where_defined(what, name, fn)
     hints = type_hints(fn, where)
     documented = docstring_args(inspect.getdoc(fn))
-    definitions: dict[str, Any] = {}
+    definitions: dict[str, tuple[Any, dict[str, Any]]] = {}  # field name: (annotation, Field options)
     mapping: list[tuple[str, str]] = []
+    plain: list[PlainField | None] = []
     context_parameter: str | None = None
     rest: str | None = None
     for index, param in enumerate(inspect.signature(fn).parameters.values()):
@@ -284,9 +301,9 @@ def _derive_parameters(
         annotation, description, described = split_annotation(annotation)
         options: dict[str, Any] = {"alias": param.name}
         if param.default is not param.empty:
-            if isinstance(param.default, FieldInfo):
+            if (info := field_info_class()) is not None and isinstance(param.default, info):
                 # ``x: int = Field(3, ...)``: let pydantic merge it like an Annotated Field.
-                described = described or param.default.description is not None
+                described = described or getattr(param.default, "description", None) is not None
                 annotation = annotated(annotation, (param.default,))
             else:
                 options["default"] = param.default
@@ -295,20 +312,28 @@ def _derive_parameters(
             options["description"] = description
         # Synthetic field names keep parameter names such as ``_x``, ``json`` or
         # ``model_config`` from colliding with pydantic; the alias is what shows.
-        definitions[f"p{index}"] = (annotation, Field(**options))
+        definitions[f"p{index}"] = (annotation, options)
         mapping.append((f"p{index}", param.name))
+        plain.append(plain_field(param.name, annotation, options.get("default", MISSING), options.get("description")))
 
-    try:
-        model = create_model(
-            f"{name_of(fn)}_arguments",
-            __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=False),
-            **definitions,
+    plain_fields = tuple(item for item in plain if item is not None) if None not in plain else None
+    if plain_fields is not None and rest is None:
+        make_model: Callable[[], type[BaseModel]] = functools.cache(
+            functools.partial(argument_model, name_of(fn), definitions)
         )
-        with non_json_defaults_ignored():
-            raw = model.model_json_schema(schema_generator=SchemaGenerator)
-    except PydanticUserError as exc:  # PydanticSchemaGenerationError, PydanticInvalidForJsonSchema among them
-        named = [(parameter, definitions[field_name][0]) for field_name, parameter in mapping]
-        raise unsupported_parameter(where, named, exc) from None
+        raw = plain_schema(plain_fields)
+    else:
+        plain_fields = None
+        from pydantic.errors import PydanticUserError
+
+        try:
+            model = argument_model(name_of(fn), definitions)
+            with non_json_defaults_ignored():
+                raw = model.model_json_schema(schema_generator=schema_generator())
+        except PydanticUserError as exc:  # PydanticSchemaGenerationError, PydanticInvalidForJsonSchema among them
+            named = [(parameter, definitions[field_name][0]) for field_name, parameter in mapping]
+            raise unsupported_parameter(where, named, exc) from None
+        make_model = functools.partial(same, model)
     schema: dict[str, Any] = {"type": "object", "properties": raw.get("properties", {})}
     schema |= {key: raw[key] for key in ("required", "$defs") if raw.get(key)}
     strict = what == "tool"
@@ -323,7 +348,7 @@ def _derive_parameters(
     return ParameterSet(
         schema,
         context_parameter,
-        model,
+        make_model,
         tuple(mapping),
         label,
         what in ("prompt", "resource"),
@@ -331,7 +356,8 @@ def _derive_parameters(
         _rest=rest,
         _rest_adapter=rest_adapter,
         _reserved=reserved,
-        _unique="uniqueItems" in json.dumps(schema, default=str),
+        _unique=b"uniqueItems" in msgspec.json.encode(schema, enc_hook=str),  # (json is not loaded at start)
+        _plain=plain_fields,
     )
 
 
@@ -342,10 +368,13 @@ def _rest_schema(
     annotation, _, _ = split_annotation(annotation)
     if annotation is Any or annotation is object:
         return None, True
+    from pydantic import TypeAdapter
+    from pydantic.errors import PydanticUserError
+
     try:
         adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, annotation])
         with non_json_defaults_ignored():
-            value = adapter.json_schema(schema_generator=SchemaGenerator)
+            value = adapter.json_schema(schema_generator=schema_generator())
     except PydanticUserError as exc:
         raise unsupported_type(where, f"the values of **{rest}", annotation, rest, exc) from None
     # Types the parameters also use come out under the same $defs names, with the same schema.

@@ -19,21 +19,20 @@ __all__ = ["SignatureError", "UnsupportedType", "unsupported_parameter", "unsupp
 import collections.abc
 import dataclasses
 import inspect
+import os
 import typing
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any, get_args, get_origin
 
 import typing_extensions
-from pydantic import BaseModel, TypeAdapter
 
 from ..forms.type_names import type_name
 from .annotations import (
-    SchemaGenerator,
     first_line,
     name_of,
     non_json_defaults_ignored,
     qualname,
+    schema_generator,
     strip_annotated,
     unpartial,
 )
@@ -85,7 +84,7 @@ def where_defined(what: str, name: str | None, fn: Callable[..., Any]) -> str:
     code = getattr(target, "__code__", None)
     if code is None:  # a builtin or an extension function
         return f"{label} ({qualname(fn)})"
-    return f"{label} ({Path(code.co_filename).name}:{code.co_firstlineno})"
+    return f"{label} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
 
 
 def unsupported_parameter(where: str, parameters: list[tuple[str, Any]], exc: Exception) -> SignatureError:
@@ -134,13 +133,17 @@ def _callable(cls: type) -> bool:
 
 
 def _has_fields(cls: type) -> bool:
+    from pydantic import BaseModel  # an error path: pydantic has described the types already
+
     return issubclass(cls, BaseModel) or dataclasses.is_dataclass(cls) or typing_extensions.is_typeddict(cls)
 
 
 def _fails(annotation: Any) -> bool:
+    from pydantic import TypeAdapter
+
     try:
         with non_json_defaults_ignored():
-            TypeAdapter(annotation).json_schema(schema_generator=SchemaGenerator)
+            TypeAdapter(annotation).json_schema(schema_generator=schema_generator())
     except Exception:  # a PydanticUserError, or whatever else a strange type does under inspection
         return True
     return False
@@ -171,6 +174,8 @@ def _children(annotation: Any) -> Iterator[tuple[str, Any]]:
         return
     if not isinstance(annotation, type):
         return
+    from pydantic import BaseModel
+
     hints: dict[str, Any] = {}
     try:
         if issubclass(annotation, BaseModel):

@@ -24,7 +24,6 @@ __all__ = ["Listener", "SharedState", "StateUnavailable", "new_worker_id"]
 
 import abc
 import logging
-import secrets
 from collections.abc import Callable
 from types import TracebackType
 
@@ -46,6 +45,8 @@ class StateUnavailable(MCPError):
 
 def new_worker_id() -> str:
     """8 URL-safe characters (48 random bits): short in logs and keys, unique in a fleet."""
+    import secrets  # (hashlib's OpenSSL comes with it: loaded by a first fleet, not by every start)
+
     return secrets.token_urlsafe(6)
 
 

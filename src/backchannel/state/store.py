@@ -20,7 +20,6 @@ from __future__ import annotations
 __all__ = ["Added", "MemoryStore", "StateStore", "StoreFull", "slot_of"]
 
 import abc
-import hashlib
 import heapq
 import time
 from collections.abc import Callable
@@ -43,6 +42,8 @@ def slot_of(scope: str) -> str:
     """A Redis Cluster hash tag for ``scope`` (``{<16 hex digits>}``): the keys of one caller or
     session and the bucket counting them carry it, so they share a node and a script can touch
     them together. Hashed, so that braces in a principal's name cannot break the tag."""
+    import hashlib  # (OpenSSL's 0.6 MiB: loaded when a first caller keeps state, not at start)
+
     return "{" + hashlib.sha256(scope.encode()).hexdigest()[:16] + "}"
 
 

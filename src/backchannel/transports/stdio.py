@@ -17,13 +17,15 @@ import signal
 import stat
 import sys
 from collections.abc import Mapping, Sequence
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..framing.ndjson import DEFAULT_MAX_LINE_BYTES, LineDecoder, encode_lines
 from ..protocol.events import Outgoing
 from .base import Transport, TransportBroken, TransportClosed, wire_messages
 
 _CHUNK = 1 << 16
+# Messages read and not yet taken by the server before it stops reading its stdin for a while.
+_INBOX_ITEMS = 1024
 # Await a drain only when this much is buffered, so a burst of answers is one write, not one wait each.
 _HIGH_WATER = 1 << 18
 # A big answer crosses a pipe in hand-offs of the pipe's capacity (64 KiB on Linux), each a wake-up
@@ -98,17 +100,22 @@ class StdioServerTransport(_StreamTransport):
         super().__init__(max_line_bytes)
         self._stdin = stdin or sys.stdin.buffer
         self._stdout = stdout or sys.stdout.buffer
+        self._inbox: _Inbox | None = None
+
+    async def receive(self) -> list[Any] | None:
+        inbox = self._inbox
+        assert inbox is not None, "transport not started"
+        return await inbox.take()
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=_CHUNK)
+        inbox = self._inbox = _Inbox(self._decoder)
         if _is_pipe_like(self._stdin):
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self._stdin)
+            await loop.connect_read_pipe(lambda: inbox, self._stdin)
         else:
             # A regular file cannot be watched by the event loop: read it in one go.
-            reader.feed_data(await asyncio.to_thread(self._stdin.read))
-            reader.feed_eof()
-        self._reader = reader
+            inbox.data_received(await asyncio.to_thread(self._stdin.read))
+            inbox.eof_received()
         if not _is_pipe_like(self._stdout):
             self._sync_out = self._stdout
             return
@@ -124,6 +131,66 @@ class StdioServerTransport(_StreamTransport):
             with contextlib.suppress(ConnectionError, OSError):
                 await self._writer.drain()
             self._writer.close()
+
+
+class _Inbox(asyncio.Protocol):
+    """Our stdin, decoded as it arrives: the read loop takes whole messages. (A StreamReader
+    would copy the bytes into its buffer and back out, in several Python calls per read.)"""
+
+    def __init__(self, decoder: LineDecoder) -> None:
+        self._decoder = decoder
+        self._items: list[Any] = []
+        self._waiter: asyncio.Future[None] | None = None
+        self._transport: asyncio.ReadTransport | None = None
+        self._paused = False
+        self._eof = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # A read pipe's transport (uvloop's does not subclass asyncio.ReadTransport: no isinstance).
+        self._transport = cast(asyncio.ReadTransport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        items = self._decoder.feed(data)
+        if not items:
+            return
+        self._items += items
+        # Backpressure: while this many wait unread, stop reading the pipe (the peer's writes block).
+        if len(self._items) >= _INBOX_ITEMS and self._transport is not None and not self._paused:
+            self._paused = True
+            self._transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self._eof = True
+        self._wake()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._eof = True  # a read error ends the input as its end does
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def take(self) -> list[Any] | None:
+        """Everything read and not yet taken; at the end of input, the last line (if it had no
+        newline) and then None."""
+        while not self._items:
+            if self._eof:
+                tail = self._decoder.end()
+                return tail or None
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        items, self._items = self._items, []
+        if self._paused and self._transport is not None:
+            self._paused = False
+            self._transport.resume_reading()
+        return items
 
 
 def _widen_pipe(stream: IO[bytes]) -> None:

@@ -26,7 +26,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
 
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _RESERVED = frozenset(":/?#[]@!$&'()*+,;=")
@@ -221,6 +220,8 @@ class UriTemplate:
         found = self._regex.fullmatch(uri)
         if found is None:
             return None
+        from urllib.parse import unquote  # (0.5 MiB with ipaddress: loaded by a first match, not at start)
+
         result: dict[str, str | list[str]] = {}
         for group, var, operator in self._groups:
             raw = found[group]
@@ -287,6 +288,8 @@ class UriTemplate:
 
 
 def _named_values(raw: str, separator: str, variables: tuple[_Var, ...]) -> dict[str, str | list[str]]:
+    from urllib.parse import unquote
+
     wanted = {var.name: var for var in variables}
     found: dict[str, str | list[str]] = {}
     for item in raw.split(separator):

@@ -10,6 +10,19 @@ from __future__ import annotations
 
 __all__ = ["TaskRecord", "TaskService", "TaskStart", "TaskSupport"]
 
+from typing import TYPE_CHECKING, Any
+
 from ..tools import TaskStart, TaskSupport
-from .records import TaskRecord
 from .service import TaskService
+
+if TYPE_CHECKING:
+    from .records import TaskRecord
+
+
+def __getattr__(name: str) -> Any:
+    # ``TaskRecord`` loads with the first task (``service.py``), not with every server.
+    if name == "TaskRecord":
+        from .records import TaskRecord
+
+        return TaskRecord
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 __all__ = ["MOVES", "PROGRESS_META", "TaskRecord", "iso_time", "new_task_id"]
 
-import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -39,6 +38,8 @@ PROGRESS_META = "dev.backchannel/progress"
 
 def new_task_id() -> str:
     """128 random bits, URL-safe: a task id is also the bearer of the task for an anonymous caller."""
+    import secrets  # (with hashlib's OpenSSL: loaded by a first task, not at start)
+
     return secrets.token_urlsafe(16)
 
 

@@ -16,13 +16,14 @@ __all__ = ["TaskRelay"]
 
 import asyncio
 import logging
-import secrets
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ...state.shared import SharedState, StateUnavailable
+from ...telemetry import fleet_calls
 
 if TYPE_CHECKING:
     from .service import TaskService
@@ -72,11 +73,14 @@ class TaskRelay:
         """Send ``message`` to ``worker``'s runner; True once it applied it, False when it has no
         such task (any more) or did not reply in time, None when the worker is gone."""
         await self.ready(state)
-        nonce = secrets.token_hex(8)
+        nonce = os.urandom(8).hex()  # (secrets.token_hex(8), without loading hashlib's OpenSSL)
         reply: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._replies[nonce] = reply
         try:
-            data = _encode({**message, "n": nonce, "f": state.worker_id})
+            sent = {**message, "n": nonce, "f": state.worker_id}
+            if (context := fleet_calls.carried()) is not None:  # the runner's span is the caller's child
+                sent["c"] = context
+            data = _encode(sent)
             if await state.publish(channel_of(worker), data) == 0:
                 return None
             try:
@@ -116,19 +120,24 @@ class TaskRelay:
         self._serving.add(task)
         task.add_done_callback(self._serving.discard)
 
+    async def _apply(self, message: dict[str, Any]) -> bool:
+        runner = self.service.running.get(message.get("t"))  # type: ignore[arg-type]
+        if runner is None or runner.record.owner != message.get("o"):
+            return False
+        kind = message.get("k")
+        if kind == "update" and isinstance(message.get("r"), dict):
+            if runner.answer(message["r"]):
+                await runner.save()
+            return True
+        if kind == "cancel":
+            await runner.cancel()
+            return True
+        return False
+
     async def _serve(self, message: dict[str, Any]) -> None:
         state = self.service.shared
-        runner = self.service.running.get(message.get("t"))  # type: ignore[arg-type]
-        applied = False
-        if runner is not None and runner.record.owner == message.get("o"):
-            kind = message.get("k")
-            if kind == "update" and isinstance(message.get("r"), dict):
-                if runner.answer(message["r"]):
-                    await runner.save()
-                applied = True
-            elif kind == "cancel":
-                await runner.cancel()
-                applied = True
+        with fleet_calls.serving(f"tasks.{message.get('k')}", message.get("c"), message.get("f")):
+            applied = await self._apply(message)
         if state is None or not isinstance(message.get("f"), str):
             return
         try:

@@ -27,11 +27,11 @@ from ...types.errors import InvalidParams, MCPError, MethodNotFound
 from ...types.tasks import RELATED_TASK
 from ..context import CURRENT_CONTEXT, Context
 from ..pagination import paginate
-from .records import TaskRecord
 
 if TYPE_CHECKING:
     from ...runtime.connection import Connection
     from ..server import Server
+    from .records import TaskRecord
     from .service import TaskService
 
 logger = logging.getLogger("backchannel")

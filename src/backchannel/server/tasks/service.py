@@ -26,7 +26,6 @@ __all__ = ["TaskService"]
 import asyncio
 import contextlib
 import functools
-import hashlib
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -40,14 +39,14 @@ from ...types.errors import INTERNAL_ERROR, InvalidParams, MethodNotFound
 from ...types.methods import METHODS
 from ...types.tasks import TASKS_EXTENSION
 from ..tools import RegisteredTool
-from .records import TaskRecord, new_task_id
-from .relay import TaskRelay
-from .runner import TaskRunner
-from .store import TaskStore
 
 if TYPE_CHECKING:
     from ..context import Context
     from ..server import Server
+    from .records import TaskRecord
+    from .relay import TaskRelay
+    from .runner import TaskRunner
+    from .store import TaskStore
 
 #: Revisions whose core protocol has tasks (2025-11-25).
 CORE_TASK_VERSIONS = METHODS["tasks/get"].versions
@@ -76,11 +75,24 @@ class TaskService:
         self.poll_interval = 0.5
         #: Tasks running in this process, by id.
         self.running: dict[str, TaskRunner] = {}
-        self.store = TaskStore(lambda: server.state, self.clock, limit=1000)
-        self.relay = TaskRelay(self)
         #: (task id, key) of the questions a ``tasks/result`` here is putting to its client now.
         self.relayed: set[tuple[str, str]] = set()
         self._listed: dict[str, list[tuple[str, float]]] = {}  # owner -> (task id, expiry), oldest first
+
+    # The store, the relay and the runner load with the first task: a server whose tools are never
+    # tasks does without them (0.1 MiB and a dataclass of every start: ``docs/performance.md``).
+
+    @functools.cached_property
+    def store(self) -> TaskStore:
+        from .store import TaskStore
+
+        return TaskStore(lambda: self.server.state, self.clock, limit=1000)
+
+    @functools.cached_property
+    def relay(self) -> TaskRelay:
+        from .relay import TaskRelay
+
+        return TaskRelay(self)
 
     @property
     def limit(self) -> int:
@@ -167,6 +179,9 @@ class TaskService:
         registered with ``task_start="explicit"`` runs as the request until its body calls
         ``ctx.start_task()``; if it returns (or asks, or fails) before that, its outcome is the
         request's: the value returned here, or the exception raised."""
+        from .records import TaskRecord, new_task_id
+        from .runner import TaskRunner
+
         request = context.request
         now = self.clock()
         record = TaskRecord(
@@ -349,4 +364,6 @@ class TaskService:
 
 
 def _hash(text: str) -> str:
+    import hashlib  # (OpenSSL's 0.6 MiB: loaded by a first task, not at start)
+
     return hashlib.sha256(text.encode()).hexdigest()[:32]

@@ -86,10 +86,10 @@ __all__ = [
 
 from typing import TYPE_CHECKING, Any
 
-from .ask import elicit_url, url_elicitation_required
 from .flows import UrlFlow, UrlFlowHandler
 
 if TYPE_CHECKING:
+    from .ask import elicit_url, url_elicitation_required
     from .pages import UrlElicitations
 
 
@@ -101,4 +101,9 @@ def __getattr__(name: str) -> Any:
 
         globals()["UrlElicitations"] = UrlElicitations
         return UrlElicitations
+    if name in ("elicit_url", "url_elicitation_required"):  # (loaded by ctx.elicit_url, as ``pages`` is)
+        from . import ask
+
+        globals()[name] = found = getattr(ask, name)
+        return found
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

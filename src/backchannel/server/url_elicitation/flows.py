@@ -12,9 +12,7 @@ __all__ = ["Action", "FlowRegistry", "FlowStatus", "UrlFlow", "UrlFlowHandler"]
 
 import asyncio
 import contextlib
-import hashlib
 import logging
-import secrets
 import time
 import uuid
 import weakref
@@ -22,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ...telemetry import metrics
 from ...types.errors import ConnectionClosed, LocalProtocolError
 
 if TYPE_CHECKING:
@@ -53,10 +52,14 @@ class UrlFlowHandler(Protocol):
 
 def digest(secret: str) -> bytes:
     """What is kept of a token or a cookie secret: its hash, never the secret itself."""
+    import hashlib  # (with secrets: OpenSSL's 0.6 MiB, loaded by a first URL flow, not at start)
+
     return hashlib.sha256(secret.encode()).digest()
 
 
 def _new_code() -> str:
+    import secrets
+
     digits = f"{secrets.randbelow(10**8):08d}"
     return f"{digits[:4]}-{digits[4:]}"
 
@@ -274,6 +277,8 @@ class FlowRegistry:
 
     def _new_link(self, flow: UrlFlow) -> None:
         self._retire_link(flow)
+        import secrets
+
         token = self.named(secrets.token_urlsafe(32))
         flow._token_hash = digest(token)
         flow._attempts = 0
@@ -308,6 +313,10 @@ class FlowRegistry:
         return self._flows.get(flow) if isinstance(flow, str) else flow
 
     def _settle(self, flow: UrlFlow) -> None:
+        # The flow's outcome is the elicitation's: accept once the browser step completed,
+        # decline or cancel otherwise (the person said so, or it was cancelled or expired).
+        # Its time runs from its start (``expires`` is the start plus ``ttl``).
+        metrics.elicitation_answered("url", flow.outcome, self._clock() - (flow.expires - self.ttl))
         self._retire_link(flow)
         for hashed in flow._retired:
             self._by_token.pop(hashed, None)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 __all__ = ["PAGE_HEADERS", "cookie_name", "cookies", "send_page"]
 
-import html
 from collections.abc import Mapping
 
 from ...transports.http.asgi import Send, send_bytes
@@ -22,6 +21,8 @@ PAGE_HEADERS = {
 
 async def send_page(send: Send, status: int, title: str, body: str, extra: Mapping[str, str] | None = None) -> None:
     """One page: ``title`` (escaped here) as its heading, ``body`` (HTML, escaped by the caller)."""
+    import html  # (with its entity tables: loaded by a first page, not by every HTTP server's start)
+
     page = (
         '<!doctype html><html><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title>"

@@ -12,7 +12,6 @@ __all__ = ["Identify", "UrlElicitations"]
 
 import asyncio
 import hmac
-import html
 import logging
 import secrets
 import time
@@ -21,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ...transports.http.asgi import Receive, Scope, Send, header_map, read_body, send_bytes
-from .fleet import forward_page, owner_elsewhere, serve_forwarded
 from .flows import FlowRegistry, UrlFlow, digest
 from .markup import PAGE_HEADERS, cookie_name, cookies, send_page
 
@@ -106,6 +104,8 @@ class UrlElicitations(FlowRegistry):
 
     async def serve_forwarded(self, request: Any) -> dict[str, Any]:
         """Serve a page request another worker forwarded (``fleet.PAGE``); the response as data."""
+        from .fleet import serve_forwarded
+
         return await serve_forwarded(self._serve_here, request)
 
     # ------------------------------------------------- the loopback side listener
@@ -158,6 +158,9 @@ class UrlElicitations(FlowRegistry):
                     return
         if scope["type"] != "http":
             return
+        # (a fleet's forwarding loads with the first page: an HTTP server's start does without it)
+        from .fleet import forward_page, owner_elsewhere
+
         root, full = scope.get("root_path", ""), scope.get("path", "")
         path = full[len(root) :] if root and full.startswith(root) else full
         owner = owner_elsewhere(self, scope, path[len(self.prefix) + 1 :] if self.handles(path) else None)
@@ -255,6 +258,8 @@ class UrlElicitations(FlowRegistry):
         await send_page(send, 200, "Confirm it is you", self._form(flow, None))
 
     def _form(self, flow: UrlFlow, problem: str | None) -> str:
+        import html
+
         note = f'<p class="problem" id="problem">{html.escape(problem)}</p>' if problem else ""
         return (
             f"<p><strong>{html.escape(self.title)}</strong> asks:</p>"

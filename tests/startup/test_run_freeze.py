@@ -1,0 +1,45 @@
+"""``Server.run`` leaves what existed before serving out of the cyclic GC (``hosting.freeze_startup``).
+
+The interpreter's last collection at exit walked every module object again: most of the time
+between stdin closing and the process exiting (``docs/performance.md``). The program goes on
+after ``run()`` returns, with the GC on, and what it frees by reference counting is freed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from _subprocesses import checkout_env
+
+PROGRAM = """
+import gc, sys, weakref
+from backchannel.server import Server
+
+server = Server("frozen")
+
+@server.tool()
+def echo(text: str) -> str:
+    return text
+
+class Held:
+    pass
+
+held = Held()
+gone = weakref.ref(held)
+before = gc.get_freeze_count()
+server.run()
+del held  # frozen, and still freed when its last reference goes
+print(before, gc.get_freeze_count(), gc.isenabled(), gone() is None, file=sys.stderr)
+"""
+
+
+def test_run_freezes_what_exists_before_serving() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM], input=b"", capture_output=True, env=checkout_env(), timeout=30, check=True
+    )
+    before, after, enabled, freed = done.stderr.decode().split()
+    assert before == "0"
+    assert int(after) > 10_000  # the modules, the server, its tools
+    assert enabled == "True"
+    assert freed == "True"

@@ -1,0 +1,62 @@
+"""The stdio server's input (issue #19): stdin is decoded as it arrives, without a StreamReader.
+
+Seen from a client process: a burst larger than what the server takes in before it stops
+reading its pipe is answered whole and in order (reading resumes); a last line without its
+newline still counts at the end of input; a regular file as stdin is read as a pipe is.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+FIXTURE = str(Path(__file__).resolve().parents[1] / "fixtures" / "wire_server.py")
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+def lines(*messages: dict[str, object]) -> bytes:
+    return b"".join(json.dumps(message).encode() + b"\n" for message in messages)
+
+
+def opening() -> bytes:
+    return lines(INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def answered_ids(stdout: bytes) -> list[object]:
+    return [json.loads(line).get("id") for line in stdout.splitlines() if line.strip()]
+
+
+def serve(stdin: bytes | Path) -> bytes:
+    """Run the fixture server on ``stdin`` (a pipe fed these bytes, or this file) to its end."""
+    if isinstance(stdin, Path):
+        with stdin.open("rb") as source:
+            done = subprocess.run([sys.executable, FIXTURE], stdin=source, capture_output=True, timeout=60)
+    else:
+        done = subprocess.run([sys.executable, FIXTURE], input=stdin, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    return done.stdout
+
+
+def test_a_burst_beyond_the_inbox_is_answered_whole_and_in_order() -> None:
+    count = 5000  # several times what the server takes in before it pauses its pipe
+    burst = lines(*({"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(1, count + 1)))
+    assert answered_ids(serve(opening() + burst)) == list(range(count + 1))
+
+
+def test_a_last_line_without_its_newline_counts_at_the_end_of_input() -> None:
+    tail = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}).encode()  # no newline, then EOF
+    assert answered_ids(serve(opening() + tail)) == [0, 7]
+
+
+def test_a_regular_file_as_stdin_is_served_like_a_pipe(tmp_path: Path) -> None:
+    source = tmp_path / "requests.jsonl"
+    pings = lines(*({"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(1, 4)))
+    source.write_bytes(opening() + pings + json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}).encode())
+    assert answered_ids(serve(source)) == [0, 1, 2, 3, 9]
