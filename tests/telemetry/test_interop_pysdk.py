@@ -28,8 +28,9 @@ from typing import Any
 import pytest
 from _otel import Otel, SpanRecord, one_span, parent_of, read_span_file, render_tree
 from opentelemetry import trace
+from peers.traced_server import our_server
 
-from backchannel import Client, Server
+from backchannel import Client
 from backchannel.testing import run, serve_on_loopback
 
 pytestmark = pytest.mark.interop
@@ -41,17 +42,6 @@ PEER = Path(__file__).resolve().parent / "peers" / "traced_server.py"
 THEIR_CLIENT_SPAN = "MCP send tools/call echo"
 #: The conventions' span name, which our spans and their server's span both use.
 CALL_SPAN = "tools/call echo"
-
-
-def our_server() -> Server:
-    server = Server("traced", "1.0.0")
-
-    @server.tool()
-    def echo(text: str) -> str:
-        """Answer the text back."""
-        return text
-
-    return server
 
 
 def their_server() -> Any:

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from _otel import Otel, SpanRecord, render_tree, spans_by_name
+from peers.traced_server import our_server
 
-from backchannel import Server
 from backchannel.testing import run, serve_on_loopback
 from peers.paths import NODE22, NODE_MODULES, SYSTEM_NODE
 
@@ -34,17 +34,6 @@ TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{TRACE_ID}-{PARENT_ID}-01"
 TRACESTATE = "vendor=opaque"
-
-
-def our_server() -> Server:
-    server = Server("traced", "1.0.0")
-
-    @server.tool()
-    def echo(text: str) -> str:
-        """Answer the text back."""
-        return text
-
-    return server
 
 
 def test_the_typescript_sdk_injects_no_trace_context_itself() -> None:

@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _otel import configure_file_export
 
+if TYPE_CHECKING:
+    from backchannel import Server
 
-def serve_ours() -> None:
+
+def our_server() -> Server:
+    """Our server with its one tool, ``echo``: the one every interop test of this folder calls."""
     from backchannel import Server
 
     server = Server("traced", "1.0.0")
@@ -28,7 +33,11 @@ def serve_ours() -> None:
         """Answer the text back."""
         return text
 
-    server.run()
+    return server
+
+
+def serve_ours() -> None:
+    our_server().run()
 
 
 def serve_theirs() -> None:
