@@ -93,14 +93,15 @@ def cpu_ratios(samples: Samples, target: Target) -> list[float]:
     return found
 
 
-def target_row(samples: Samples, target: Target, labels: dict[str, str], unit: str) -> str:
-    """The summary table's row for ``target``: the numbers, the ratio, the verdict, the CPU cross-check."""
-    mine = median_of(samples, target.server, target.transport, target.key)
+def target_row(samples: Samples, target: Target, labels: dict[str, str], unit: str, scale: float = 1.0) -> str:
+    """The summary table's row for ``target``: the numbers (times ``scale``, into ``unit``: an RSS is
+    measured in KiB and shown in MiB), the ratio, the verdict, the CPU cross-check."""
+    mine = _scaled(median_of(samples, target.server, target.transport, target.key), scale)
     if target.against is None:
         found = [m[target.key] for m in samples.get((target.server, target.transport), []) if target.key in m]
         reference, shown, bound = "-", fmt_ratio(found, ""), f"{target.bound:g}"
     else:
-        theirs = median_of(samples, target.against, target.transport, target.against_key or target.key)
+        theirs = _scaled(median_of(samples, target.against, target.transport, target.against_key or target.key), scale)
         found = ratios(samples, target.transport, target.key, target.server, target.against, target.against_key)
         reference = f"{labels[target.against]}: {fmt(theirs, unit)} {unit}"
         shown, bound = fmt_ratio(found), f"{target.bound:g}x"
@@ -117,3 +118,7 @@ def target_row(samples: Samples, target: Target, labels: dict[str, str], unit: s
         f"| {'≥' if target.at_least else '≤'} {bound}{needed_when} | {verdict} "
         f"| {fmt_ratio(cpu_ratios(samples, target))} |"
     )
+
+
+def _scaled(value: float | None, scale: float) -> float | None:
+    return value * scale if value is not None else None

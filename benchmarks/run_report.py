@@ -98,6 +98,12 @@ TARGETS = [
 ]
 
 
+def scale_of(target: Target) -> float:
+    """What a target's measurement is multiplied by to be shown in its unit (1 for the fleet's)."""
+    found = [m.scale for m in METRICS if m.key == target.key and m.transport == target.transport]
+    return found[0] if found else 1.0
+
+
 def unit_of(target: Target) -> str:
     if target.server == fleet_report.FLEET:
         return fleet_report.UNITS[target.key]
@@ -143,7 +149,7 @@ def report(
     for target in [*TARGETS, *fleet_report.FLEET_TARGETS]:
         if (target.server, target.transport) not in samples or (target.against and target.against not in names):
             continue  # a run with --only that left the server or the reference out
-        out.append(target_row(samples, target, labels, unit_of(target)))
+        out.append(target_row(samples, target, labels, unit_of(target), scale_of(target)))
     out += ["", "## Medians", ""]
     out.append("| transport | measurement | unit | " + " | ".join(labels[n] for n in names) + " |")
     out.append("|---|---|---|" + "---|" * len(names))

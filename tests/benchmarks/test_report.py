@@ -81,3 +81,14 @@ def test_an_every_rep_target_is_judged_on_its_worst_repetition(worst: float, ver
     text = run_report.report(_specs("backchannel", "pysdk", "floor"), samples, {}, 3, 60.0, {})
     row = _target_rows(text)["stdio echo one at a time ≥ 0.95x the floor, every repetition"]
     assert verdict in row and "(every rep)" in row
+
+
+def test_a_target_on_a_scaled_measurement_shows_it_in_its_unit() -> None:
+    """Idle RSS is measured in KiB and shown in MiB, in the targets table as in the medians."""
+    samples = _samples(100.0)
+    samples[("floor", "stdio")] = [{"idle_rss_kb": 20480.0} for _ in range(3)]
+    for row in samples[("backchannel", "stdio")]:
+        row["idle_rss_kb"] = 25600.0
+    text = run_report.report(_specs("backchannel", "pysdk", "floor"), samples, {}, 3, 60.0, {})
+    row = _target_rows(text)["idle RSS ≤ 1.3x the floor (stdio)"]
+    assert "| 25.0 MiB |" in row and ": 20.0 MiB |" in row and "1.25x" in row
