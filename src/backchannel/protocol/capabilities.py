@@ -21,17 +21,25 @@ def has(capabilities: Mapping[str, Any] | None, path: str) -> bool:
     ``elicitation: {}`` declares form mode: the spec reads an empty elicitation
     object as form-only, for clients older than the ``form``/``url`` split.
     """
-    if not capabilities:
+    if not capabilities or not _is_mapping(capabilities):
         return False
-    if path == "elicitation.form":
-        elicitation = capabilities.get("elicitation")
-        if _is_mapping(elicitation) and "form" not in elicitation and "url" not in elicitation:
-            return True
-    node: Any = capabilities
-    for part in path.split("."):
-        if not _is_mapping(node) or part not in node:
+    # Asked three times per question put to the client (the tool, the context, the send), so
+    # the usual two-part path is walked without splitting it and without a call per level.
+    head, dot, rest = path.partition(".")
+    node: Any = capabilities.get(head)
+    if dot:
+        if type(node) is not dict and not isinstance(node, Mapping):
             return False
-        node = node[part]
+        parent = node
+        if "." in rest:
+            for part in rest.split("."):
+                if not _is_mapping(node):
+                    return False
+                node = node.get(part)
+        else:
+            node = node.get(rest)
+        if node is None and rest == "form" and head == "elicitation":
+            return "form" not in parent and "url" not in parent
     if type(node) is bool:
         return node
     return node is not None
