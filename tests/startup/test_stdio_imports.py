@@ -8,7 +8,7 @@ refusing then loads pydantic, for its words, and gets the same answer as ever.
 ``lazy_loaded`` reports the lighter modules a plain server loads only on first need (``LAZY`` in
 ``plain_server.py``: hashes, paths, json, the redactor's second pass, resources, tasks, URL
 elicitation, auth, sampling...): none after the handshake (idle memory is measured there), none
-after listing, calling and completing, and only ``hashlib`` after a form.
+after listing, calling and completing, nor after a form the person accepts.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def test_plain_stdio_server_loads_nothing_heavy() -> None:
         assert pipe.lazy_loaded() == []
         assert pipe.call("ask", {})["content"][0]["text"] == "hello Ada"  # a form of a TypedDict
         assert pipe.loaded() == []
-        assert pipe.lazy_loaded() == ["hashlib"]  # a declined form is remembered by a digest
+        assert pipe.lazy_loaded() == []  # an accepted form: no decline digest is made (hashlib waits for one)
 
         # Arguments to convert or refuse: pydantic's answer, loaded for it.
         assert pipe.call("scale", {"value": "1.5", "times": "2"})["content"][0]["text"] == "3"
