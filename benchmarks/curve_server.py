@@ -8,7 +8,7 @@ What the contract server has (``echo``, ``sleep``, the ``greet`` prompt, logging
 - ``blob(size)``: a text result of ``size`` characters (``curve_data.blob``: lines of prose with quotes,
   so the encoder escapes as it would in a real file's content);
 - ``CURVE_TOOLS`` more tools (``tool_00000``, ...), all of one function, as a server that wraps an API
-  registers them; ``stats`` answers how long registering them took;
+  registers them; ``curve_stats`` answers how long registering them took;
 - prompt ``pick(word)``, whose ``word`` completes from ``CURVE_WORDS`` words (``curve_data.words``).
 
 The peers' twins are ``peers/pysdk_curve_server.py`` and ``peers/ts_curve_server.mjs``.

@@ -986,7 +986,11 @@ async def measure(peer: Peer, plan: Plan, result: SuiteResult, seed: int, tolera
 async def cold_start_stdio(cmd: Sequence[str], env: dict[str, str], log: Any) -> tuple[StdioPeer, float]:
     started = time.perf_counter()
     peer = await StdioPeer.spawn(cmd, env, log)
-    await handshake(peer)
+    try:
+        await handshake(peer)
+    except BaseException:  # a timeout or a wrong answer: no process left behind (as cold_start_http)
+        peer.kill()
+        raise
     return peer, time.perf_counter() - started
 
 

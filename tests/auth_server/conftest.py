@@ -1,5 +1,5 @@
 """The resource-server tests: ``tests/`` importable, and one real authorization server
-(oidc-provider under Node 22) for the whole session."""
+(oidc-provider under Node 22) for the whole session; ``new_state`` (``_states``) for DPoP across workers."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ if _TESTS_DIR not in sys.path:
 
 from _auth_harness import AuthorizationServer, authorization_server  # noqa: E402
 
+from _states import fleet_redis, new_state  # noqa: E402, F401  (test_dpop's workers' shared states)
 from peers.paths import NODE_MODULES, have_npm_peers  # noqa: E402
 
 

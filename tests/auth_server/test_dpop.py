@@ -7,18 +7,13 @@ any worker accepts any worker's."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx2
-import pytest
-import redis
 from _auth_harness import AuthorizationServer, DpopKey, call, challenge_params, in_process, result_text, scoped_server
 
-from _services import RedisServer, redis_server
 from backchannel.auth import Dpop, JwtVerifier, ResourceAuth
-from backchannel.state.memory import MemoryHub, MemoryState
-from backchannel.state.redis import RedisState
 from backchannel.state.shared import SharedState
 from backchannel.testing import run
 
@@ -109,24 +104,6 @@ def test_required_dpop_refuses_bearer_tokens_and_says_so_in_the_metadata(oauth: 
 
 
 # ------------------------------------------------------------------ across workers
-
-
-@pytest.fixture(scope="module")
-def dpop_redis() -> Iterator[RedisServer]:
-    with redis_server() as server:
-        yield server
-
-
-@pytest.fixture(params=["memory", "redis"])
-def new_state(request: pytest.FixtureRequest) -> Callable[[], SharedState]:
-    """One worker's shared state: a worker of an in-process ``MemoryHub``, or of a real Redis."""
-    if request.param == "memory":
-        hub = MemoryHub()
-        return lambda: MemoryState(hub)
-    service: RedisServer = request.getfixturevalue("dpop_redis")
-    with redis.Redis.from_url(service.url) as client:
-        client.flushall()
-    return lambda: RedisState(service.url)
 
 
 def test_a_proof_replayed_to_another_worker_is_refused_there(

@@ -3,29 +3,6 @@ an in-process ``MemoryHub`` or a ``RedisState`` on one real ``redis-server`` (em
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from _states import fleet_redis, new_state
 
-import pytest
-import redis
-
-from _services import RedisServer, redis_server
-from backchannel.state.memory import MemoryHub, MemoryState
-from backchannel.state.redis import RedisState
-from backchannel.state.shared import SharedState
-
-
-@pytest.fixture(scope="session")
-def fleet_redis() -> Iterator[RedisServer]:
-    with redis_server() as server:
-        yield server
-
-
-@pytest.fixture(params=["memory", "redis"])
-def new_state(request: pytest.FixtureRequest) -> Callable[[], SharedState]:
-    if request.param == "memory":
-        hub = MemoryHub()
-        return lambda: MemoryState(hub)
-    service: RedisServer = request.getfixturevalue("fleet_redis")
-    with redis.Redis.from_url(service.url) as client:
-        client.flushall()
-    return lambda: RedisState(service.url)
+__all__ = ["fleet_redis", "new_state"]

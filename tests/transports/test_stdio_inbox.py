@@ -7,10 +7,14 @@ newline still counts at the end of input; a regular file as stdin is read as a p
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+from backchannel.framing.ndjson import LineDecoder
+from backchannel.transports.stdio import _Inbox
 
 FIXTURE = str(Path(__file__).resolve().parents[1] / "fixtures" / "wire_server.py")
 INITIALIZE = {
@@ -60,3 +64,34 @@ def test_a_regular_file_as_stdin_is_served_like_a_pipe(tmp_path: Path) -> None:
     pings = lines(*({"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(1, 4)))
     source.write_bytes(opening() + pings + json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}).encode())
     assert answered_ids(serve(source)) == [0, 1, 2, 3, 9]
+
+
+class _PipeEnd:
+    """What ``_Inbox`` sees of the read pipe: whether reading is paused."""
+
+    def __init__(self) -> None:
+        self.paused = False
+
+    def pause_reading(self) -> None:
+        self.paused = True
+
+    def resume_reading(self) -> None:
+        self.paused = False
+
+
+def test_the_inbox_stops_reading_at_a_mebibyte_of_untaken_messages_not_only_at_a_count() -> None:
+    """A few large messages are as much memory as many small ones: 20 lines of 64 KiB pause the pipe,
+    and taking them resumes it; a single line still arriving never pauses it (its take would never come)."""
+    inbox = _Inbox(LineDecoder(8 << 20))
+    pipe = _PipeEnd()
+    inbox.connection_made(pipe)  # type: ignore[arg-type]
+    big = lines({"jsonrpc": "2.0", "method": "notifications/x", "params": {"pad": "x" * 65536}})
+    for _ in range(20):
+        inbox.data_received(big)
+    assert pipe.paused
+    taken = asyncio.run(inbox.take())
+    assert taken is not None and len(taken) == 20 and not pipe.paused
+
+    half_line = b'{"jsonrpc": "2.0", "method": "notifications/x", "params": {"pad": "' + b"x" * (2 << 20)
+    inbox.data_received(half_line)
+    assert not pipe.paused  # nothing whole to take yet: reading goes on until the line ends

@@ -55,13 +55,13 @@ class MirroredHeaders:
         params = message.get("params")
         name = params.get("name") if isinstance(params, dict) else None
         tool = self.server.tool_definition(name) if isinstance(name, str) else None
-        if tool is None:
+        if tool is None or not isinstance(name, str):
             return None
-        held = self._read.get(name)  # type: ignore[arg-type]
+        held = self._read.get(name)
         if held is not None and held[0] is tool:  # the same definition: a re-registered tool is read again
             return held[1]
         headers = H.x_mcp_headers(tool.get("inputSchema", {}))
-        self._read[name] = (tool, headers)  # type: ignore[index]
+        self._read[name] = (tool, headers)
         return headers
 
 

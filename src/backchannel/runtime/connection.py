@@ -203,11 +203,7 @@ class Connection(Requesting):
                 self._progress_received(event)
         elif kind is CancelRequested:
             assert isinstance(event, CancelRequested)
-            task = self._tasks.get(event.id)
-            if task is not None:
-                if self._served_operations is not None:
-                    self._cancel_received(event.id, event.reason)
-                task.cancel(event.reason)
+            self.abort(event.id, event.reason)
             self.transport.request_cancelled(event.id)  # no answer will come: its stream may end
         elif kind is NotificationReceived:
             assert isinstance(event, NotificationReceived)
@@ -276,7 +272,7 @@ class Connection(Requesting):
         if self._routes:
             self._route(request.id)
 
-    def abort(self, request_id: RequestId, reason: str = "the peer went away") -> None:
+    def abort(self, request_id: RequestId, reason: str | None = "the peer went away") -> None:
         """Stop the handler of the peer's request; no answer will be sent (a closed
         stateless-era HTTP stream is such a cancellation)."""
         task = self._tasks.get(request_id)

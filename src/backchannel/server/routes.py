@@ -144,8 +144,7 @@ def call_tool_now(server: Server, request: RequestReceived, connection: Connecti
     """``tools/call`` of a plain synchronous tool (no context, no task): nothing to wait for."""
     params = request.params
     name = params.get("name")
-    tools = server.registry.tools
-    tool = tools.get(name) if isinstance(name, str) else None  # a bad name: ``call_tool`` says so
+    tool = server.registry.tools.get(name) if isinstance(name, str) else None  # a bad name: ``call_tool`` says so
     if tool is None or tool.is_async or tool.parameters.context_parameter is not None or tool.task is not None:
         return None
     if "task" in params:  # a task: ``call_tool`` decides
@@ -164,7 +163,7 @@ def call_tool_now(server: Server, request: RequestReceived, connection: Connecti
         CURRENT_CONTEXT.reset(token)
     # (``isawaitable`` asks the ``Awaitable`` ABC: skipped for what plain tools return.)
     if type(value) not in _PLAIN_VALUES and inspect.isawaitable(value):  # an object whose __call__ is async
-        tools[tool.name].is_async = True  # from now on served as what it is
+        tool.is_async = True  # from now on served as what it is
         close = getattr(value, "close", None)
         if close is not None:
             close()

@@ -24,8 +24,10 @@ from ..protocol.events import Outgoing
 from .base import Transport, TransportBroken, TransportClosed, wire_messages
 
 _CHUNK = 1 << 16
-# Messages read and not yet taken by the server before it stops reading its stdin for a while.
+# Messages, or bytes of them, read and not yet taken by the server before it stops reading its stdin
+# for a while: a count alone would let 1,024 large messages (each up to the line limit) pile up.
 _INBOX_ITEMS = 1024
+_INBOX_BYTES = 1 << 20
 # Await a drain only when this much is buffered, so a burst of answers is one write, not one wait each.
 _HIGH_WATER = 1 << 18
 # A big answer crosses a pipe in hand-offs of the pipe's capacity (64 KiB on Linux), each a wake-up
@@ -144,21 +146,29 @@ class _Inbox(asyncio.Protocol):
         self._transport: asyncio.ReadTransport | None = None
         self._paused = False
         self._eof = False
+        self._bytes = 0  # read since the last take
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # A read pipe's transport (uvloop's does not subclass asyncio.ReadTransport: no isinstance).
         self._transport = cast(asyncio.ReadTransport, transport)
 
     def data_received(self, data: bytes) -> None:
+        self._bytes += len(data)
         items = self._decoder.feed(data)
-        if not items:
-            return
-        self._items += items
-        # Backpressure: while this many wait unread, stop reading the pipe (the peer's writes block).
-        if len(self._items) >= _INBOX_ITEMS and self._transport is not None and not self._paused:
+        if items:
+            self._items += items
+        # Backpressure: while this much waits unread, stop reading the pipe (the peer's writes block).
+        # Only with whole messages waiting: their take resumes reading; a line still arriving must.
+        if (
+            self._items
+            and (len(self._items) >= _INBOX_ITEMS or self._bytes >= _INBOX_BYTES)
+            and self._transport is not None
+            and not self._paused
+        ):
             self._paused = True
             self._transport.pause_reading()
-        self._wake()
+        if items:
+            self._wake()
 
     def eof_received(self) -> bool:
         self._eof = True
@@ -187,6 +197,7 @@ class _Inbox(asyncio.Protocol):
             finally:
                 self._waiter = None
         items, self._items = self._items, []
+        self._bytes = 0
         if self._paused and self._transport is not None:
             self._paused = False
             self._transport.resume_reading()
