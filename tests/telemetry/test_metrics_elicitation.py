@@ -141,3 +141,16 @@ def test_a_url_flow_the_person_refuses_is_counted_as_refused(otel: Otel, era: st
         assert readings.total(ELICITATION_OUTCOMES, backchannel__elicitation__action=action) == 1
 
     run(body)
+
+
+@pytest.mark.parametrize("action", [["accept"], {"a": 1}, None, 3])
+def test_an_action_of_the_wrong_type_is_not_counted_and_raises_nothing(otel: Otel, action: Any) -> None:
+    # The action is the client's value as sent (a stateless round's inputResponses reach the metric
+    # before any check): an unhashable one must not turn the client's mistake into our -32603.
+    from backchannel.telemetry import metrics
+
+    metrics.elicitation_answered("form", action, 0.1)
+    metrics.elicitation_answered("form", "decline", 0.1)
+    readings = Readings(otel).read()
+    (counted,) = readings.of(ELICITATION_OUTCOMES)
+    assert counted.value == 1 and dict(counted.attributes)["backchannel.elicitation.action"] == "decline"

@@ -202,7 +202,8 @@ def elicitation_answered(mode: str, action: Any, seconds: float | None) -> None:
     """An elicitation ended with ``action`` (``accept``/``decline``/``cancel``) after ``seconds``
     (None: the time is not known, only the outcome is counted)."""
     found = instruments()
-    if found is None or action not in _ACTIONS:
+    # ``action`` is the client's value as sent: a list or an object must not raise here (unhashable).
+    if found is None or type(action) is not str or action not in _ACTIONS:
         return
     attributes = {ELICITATION_MODE: mode, ELICITATION_ACTION: action}
     found.elicitation_outcomes.add(1, attributes)
