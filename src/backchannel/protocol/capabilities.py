@@ -21,7 +21,7 @@ def has(capabilities: Mapping[str, Any] | None, path: str) -> bool:
     ``elicitation: {}`` declares form mode: the spec reads an empty elicitation
     object as form-only, for clients older than the ``form``/``url`` split.
     """
-    if not capabilities or not _is_mapping(capabilities):
+    if not capabilities or (type(capabilities) is not dict and not isinstance(capabilities, Mapping)):
         return False
     # Asked three times per question put to the client (the tool, the context, the send), so
     # the usual two-part path is walked without splitting it and without a call per level.

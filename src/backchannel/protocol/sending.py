@@ -50,6 +50,9 @@ _NEEDS_CAPABILITY = {
 #: Where our requests start (our ids are fresh, so the move from DONE is always legal).
 _SENT = OUTBOUND_TRANSITIONS[OutboundState.DONE, OutboundInput.SEND_REQUEST]
 _SENT_INITIALIZE = OUTBOUND_TRANSITIONS[OutboundState.DONE, OutboundInput.SEND_INITIALIZE]
+#: (method, version, role) found in the method table: each question a server asks checks its method
+#: exists in the agreed revision, and the table's answer never changes (a set of its rows: bounded).
+_SENDABLE: set[tuple[str, str, str]] = set()
 #: Where progress leads a request of the peer's, by its state: the legal moves of the table.
 _PROGRESS_MOVES = {
     state: after for (state, action), after in INBOUND_TRANSITIONS.items() if action is InboundInput.SEND_PROGRESS
@@ -134,8 +137,10 @@ class Sending(SessionBase):
         # Not a state move: what the peer declared in its handshake, checked as data. A request
         # the agreed revision lacks (elicitation before 2025-06-18) cannot be used, declared or not.
         version = self.protocol_version
-        if version is not None and not method_exists(method, version, self.role):
-            raise MissingCapability(method.split("/")[0], f"{method} does not exist in protocol version {version}")
+        if version is not None and (method, version, self.role) not in _SENDABLE:
+            if not method_exists(method, version, self.role):
+                raise MissingCapability(method.split("/")[0], f"{method} does not exist in protocol version {version}")
+            _SENDABLE.add((method, version, self.role))
         if method == "elicitation/create":
             mode = params.get("mode", "form")
             require(self.peer_capabilities, f"elicitation.{mode}")
@@ -155,12 +160,16 @@ class Sending(SessionBase):
     def send_result(self, request_id: RequestId, result: dict[str, Any]) -> bool:
         """Answer the peer's request. Returns False when the answer was dropped
         because the peer had cancelled the request (nothing is sent then)."""
-        record = self._finish_inbound(request_id)
+        # ``_finish_inbound``, written out: every answer comes this way.
+        record = self._inbound.pop(request_id, None)
+        if record is None:
+            raise inbound_fault(InboundState.DONE, InboundInput.SEND_RESPONSE).exception(id=request_id)
         if record.state is InboundState.CANCELLED:
             return False
-        result = (
-            stamp_stateless_result(result, self.config.info) if record.era == "stateless" else handshake_result(result)
-        )
+        if record.era == "stateless":
+            result = stamp_stateless_result(result, self.config.info)
+        elif "resultType" in result:
+            result = handshake_result(result)
         if record.method == "initialize" and record.era == "handshake":
             self._move(SessionInput.SEND_INITIALIZE_RESULT)
             capabilities = result.get("capabilities")

@@ -84,7 +84,8 @@ class SessionBase:
         raise fault.exception(action=action.value, state=self.state.value, method=method)
 
     def _move(self, action: SessionInput) -> None:
-        after = self._next_state(action)
+        # The table's legal moves first, without ``_next_state``'s call: every message sent moves.
+        after = self._transitions.get((self.state, action)) or self._next_state(action)
         if after is not None:
             self.state = after
 

@@ -15,6 +15,7 @@ __all__ = ["Connection", "Handler", "ProgressCallback"]
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import logging
 from collections.abc import Awaitable, Callable
@@ -90,6 +91,7 @@ class Connection(Requesting):
         """Serve until the transport ends; then fail what is pending and stop handlers."""
         reason = "the peer closed the connection"
         try:
+            self._take_pushed_batches()
             while True:
                 batch = await self.transport.receive()
                 if batch is None:
@@ -101,6 +103,15 @@ class Connection(Requesting):
             reason = exc.message
         finally:
             self._shutdown(reason)
+
+    def _take_pushed_batches(self) -> None:
+        """Where the transport can hand us each batch from its read callback (stdio's server side),
+        have it do so: an answer given at once then leaves in that callback, and a peer's answer
+        settles its waiter there, with no wake-up of this task in between. ``receive`` then brings
+        only the end of the input (or the failure that ends it), and the loop below goes on as it
+        would. Batches are served in this task's context, as the loop would serve them."""
+        serve_in_context: Callable[..., None] = contextvars.copy_context().run
+        self.transport.push_to(functools.partial(serve_in_context, self._feed_batch))
 
     def feed(self, batch: list[Any]) -> None:
         """Serve one inbound batch now, in the caller's turn: the push-fed way, instead of ``run``.
@@ -122,6 +133,8 @@ class Connection(Requesting):
         self._shutdown(reason)
 
     def _feed_batch(self, batch: list[Any]) -> None:
+        if self._ended:  # (a transport that pushes may read on a little after the end)
+            return
         receive = self.session.receive_message
         routes = self._routes
         for item in batch:
@@ -311,6 +324,7 @@ class Connection(Requesting):
         for event in self.session.connection_lost(reason):
             self._dispatch(event)
         self.closed.set()
+        self._ended = True
         for task in list(self._tasks.values()):
             task.cancel("connection closed")
         for task in list(self._background or ()):

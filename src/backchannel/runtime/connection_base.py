@@ -52,6 +52,8 @@ class ConnectionBase:
         self.transport = transport
         # Lazy parts (the event's deque, the set): an idle HTTP session keeps a connection for long.
         self.closed: asyncio.Event = LazyEvent()
+        #: ``closed.is_set()`` as a plain attribute, for the paths every message takes (set with it).
+        self._ended = False
         self._tasks: dict[RequestId, asyncio.Task[None]] = {}
         self._background: set[asyncio.Task[Any]] | None = None
         self._waiters: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
@@ -89,14 +91,14 @@ class ConnectionBase:
         if self._routes:
             self._route(None)  # nothing is left untagged, but were it, it would belong to no request
             routed, self._routed = self._routed, []
-            if routed and not self.closed.is_set():
+            if routed and not self._ended:
                 try:
                     self.transport.write_routed(routed)
                 except ConnectionClosed as exc:
                     logger.debug("dropping %d outgoing messages: %s", len(routed), exc)
             return
         items = self.session.outgoing()
-        if items and not self.closed.is_set():
+        if items and not self._ended:
             try:
                 self.transport.write(items)
             except ConnectionClosed as exc:

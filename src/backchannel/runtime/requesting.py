@@ -54,7 +54,7 @@ class Requesting(ConnectionBase):
         A task-augmented request answered with a task (2025-11-25) keeps ``on_progress`` after it
         returns: the task's progress comes on the same token until ``release_task_progress``.
         """
-        if self.closed.is_set():
+        if self._ended:
             raise ConnectionClosed(f"Connection closed: {self._close_reason}")
         # With tracing on, ``params`` becomes a copy whose ``_meta`` carries the client span's context.
         operation, params = start_client(method, params, self)
@@ -120,7 +120,7 @@ class Requesting(ConnectionBase):
             if operation is not None:
                 self._sent_finished(request_id, waiter)
             self._waiters.pop(request_id, None)
-            task_id = self.session.task_created_by(request_id)
+            task_id = self.session.task_created_by(request_id) if on_progress is not None else None
             if on_progress is not None and task_id is not None:
                 self._progress[request_id] = on_progress  # the task's; the clock (and its wrapper) are done
                 self._task_progress[task_id] = request_id

@@ -29,6 +29,7 @@ __all__ = ["LazyEvent", "PushedTransport", "Transport", "TransportBroken", "Tran
 import abc
 import asyncio
 import collections
+from collections.abc import Callable
 from typing import Any, Literal
 
 from ..protocol.events import CancelIntent, Outgoing, RequestId
@@ -92,6 +93,12 @@ class Transport(abc.ABC):
     def write_routed(self, items: list[tuple[Outgoing, RequestId | None]]) -> None:
         """Queue messages, each with the id of the peer's request it belongs to (or None)."""
         self.write([item for item, _ in items])
+
+    def push_to(self, sink: Callable[[list[Any]], None]) -> bool:
+        """Hand each inbound batch to ``sink`` as it is read, instead of through ``receive``;
+        False (the default) where the transport cannot. Where it can (stdio's server side),
+        ``receive`` then brings only the end of the input; ``Connection.run`` asks first."""
+        return False
 
     async def drain(self) -> None:  # noqa: B027 - most transports have nothing to wait for
         """Wait until queued output is small enough to accept more input (backpressure)."""

@@ -16,10 +16,11 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, cast
 
-from ..framing.ndjson import DEFAULT_MAX_LINE_BYTES, LineDecoder, encode_lines
+from ..framing.codec import encode_messages
+from ..framing.ndjson import DEFAULT_MAX_LINE_BYTES, LineDecoder
 from ..protocol.events import Outgoing
 from .base import Transport, TransportBroken, TransportClosed, wire_messages
 
@@ -46,6 +47,7 @@ class _StreamTransport(Transport):
         self._decoder = LineDecoder(max_line_bytes)
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
+        self._out: asyncio.WriteTransport | None = None  # the writer's transport: written to directly
         self._closed = False
         self._eof = False
         self._sync_out: IO[bytes] | None = None  # a regular file as stdout: written directly
@@ -69,16 +71,21 @@ class _StreamTransport(Transport):
     def write(self, items: list[Outgoing]) -> None:
         if self._closed:
             raise TransportClosed("the stdio transport is closed")
-        data = encode_lines(wire_messages(items))
+        messages: list[Any] = items
+        for item in items:
+            if type(item) is not dict:  # a cancellation of ours, rarely: written as its notification
+                messages = wire_messages(items)
+                break
+        data = encode_messages(messages)
         if self._sync_out is not None:
             self._sync_out.write(data)
             self._sync_out.flush()
             return
-        writer = self._writer
-        assert writer is not None, "transport not started"
-        if writer.is_closing():
+        out = self._out
+        assert out is not None, "transport not started"
+        if out.is_closing():
             raise TransportBroken("the peer closed the pipe")
-        writer.write(data)
+        out.write(data)
 
     async def drain(self) -> None:
         writer = self._writer
@@ -100,20 +107,59 @@ class StdioServerTransport(_StreamTransport):
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
         super().__init__(max_line_bytes)
+        # Files given here are the transport's, closed with it (the peer then sees the end);
+        # the process's own stdin and stdout are borrowed (``_borrow``) and left as they were.
         self._stdin = stdin or sys.stdin.buffer
         self._stdout = stdout or sys.stdout.buffer
+        self._borrowing = (stdin is None, stdout is None)
         self._inbox: _Inbox | None = None
+        self._draining: asyncio.Task[None] | None = None  # while stdin waits for stdout to drain
+        self._stdin_pipe: asyncio.BaseTransport | None = None
+        self._give_back_stdin: Callable[[], None] = _nothing  # (``_borrow``)
 
     async def receive(self) -> list[Any] | None:
         inbox = self._inbox
         assert inbox is not None, "transport not started"
         return await inbox.take()
 
+    def push_to(self, sink: Callable[[list[Any]], None]) -> bool:
+        """From now on, hand each batch to ``sink`` from the read callback, as it is read.
+
+        That spares a wake-up of the reading task and a loop turn per message (an answer given
+        at once leaves in the same callback). ``receive`` then returns only what ends the input:
+        the last line if it had no newline, then None; or it raises what ``sink`` raised, after
+        which nothing more is read. What was read before this call goes to ``sink`` now.
+        Backpressure is kept: while our stdout holds more than ``_HIGH_WATER`` unwritten,
+        stdin is not read.
+        """
+        inbox = self._inbox
+        assert inbox is not None, "transport not started"
+        inbox.push_to(sink, self._out, self._backed_up)
+        return True
+
+    def _backed_up(self) -> None:
+        """Our stdout holds more than ``_HIGH_WATER`` unwritten: read no more until it drains."""
+        inbox = self._inbox
+        if inbox is not None and self._draining is None:
+            inbox.hold()
+            self._draining = asyncio.ensure_future(self._drain_then_read(inbox))
+
+    async def _drain_then_read(self, inbox: _Inbox) -> None:
+        try:
+            await self.drain()
+        except TransportBroken as exc:
+            inbox.fail(exc)  # as the read loop's ``drain`` would: the connection ends with it
+            return
+        finally:
+            self._draining = None
+        inbox.release()
+
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         inbox = self._inbox = _Inbox(self._decoder)
         if _is_pipe_like(self._stdin):
-            await loop.connect_read_pipe(lambda: inbox, self._stdin)
+            stdin, self._give_back_stdin = _borrow(self._stdin, "rb") if self._borrowing[0] else (self._stdin, _nothing)
+            self._stdin_pipe, _ = await loop.connect_read_pipe(lambda: inbox, stdin)
         else:
             # A regular file cannot be watched by the event loop: read it in one go.
             inbox.data_received(await asyncio.to_thread(self._stdin.read))
@@ -122,22 +168,65 @@ class StdioServerTransport(_StreamTransport):
             self._sync_out = self._stdout
             return
         _widen_pipe(self._stdout)
-        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, self._stdout)
+        stdout, give_back = _borrow(self._stdout, "wb") if self._borrowing[1] else (self._stdout, _nothing)
+        transport, protocol = await loop.connect_write_pipe(lambda: _Stdout(give_back), stdout)
         self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        self._out = transport
 
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        if self._draining is not None:
+            self._draining.cancel()
+        if self._stdin_pipe is not None:
+            self._stdin_pipe.close()
+        self._give_back_stdin()
         if self._writer is not None:
             with contextlib.suppress(ConnectionError, OSError):
                 await self._writer.drain()
-            self._writer.close()
+            self._writer.close()  # our copy; the original is given back once what is left is written
+
+
+def _borrow(stream: IO[bytes], mode: str) -> tuple[IO[bytes], Callable[[], None]]:
+    """A copy of ``stream``'s descriptor for the event loop, and how to give ``stream`` back as it was.
+
+    The loop makes a pipe non-blocking and closes the file it was given when its transport
+    closes. Given the process's own stdin or stdout, that left ``sys.stdout`` closed (and
+    non-blocking) after ``Server.run()`` returned: a program that goes on could not print.
+    The loop gets a duplicate to close; giving back restores the original's blocking mode.
+    """
+    fd = stream.fileno()
+    blocking = os.get_blocking(fd)
+
+    def give_back() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            os.set_blocking(fd, blocking)
+
+    return os.fdopen(os.dup(fd), mode, buffering=0), give_back
+
+
+def _nothing() -> None:
+    pass
+
+
+class _Stdout(asyncio.streams.FlowControlMixin):
+    """Our copy of stdout's pipe: the original is given back (blocking again) when the copy is
+    closed, after the last of the output is written, not before (the loop's writes must not block)."""
+
+    def __init__(self, give_back: Callable[[], None]) -> None:
+        super().__init__()
+        self._give_back = give_back
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._give_back()
+        super().connection_lost(exc)
 
 
 class _Inbox(asyncio.Protocol):
-    """Our stdin, decoded as it arrives: the read loop takes whole messages. (A StreamReader
-    would copy the bytes into its buffer and back out, in several Python calls per read.)"""
+    """Our stdin, decoded as it arrives: the read loop takes whole messages, or (``push_to``)
+    each batch goes to a sink as it is read. (A StreamReader would copy the bytes into its
+    buffer and back out, in several Python calls per read.)"""
 
     def __init__(self, decoder: LineDecoder) -> None:
         self._decoder = decoder
@@ -145,16 +234,77 @@ class _Inbox(asyncio.Protocol):
         self._waiter: asyncio.Future[None] | None = None
         self._transport: asyncio.ReadTransport | None = None
         self._paused = False
+        self._held = False  # by the sink's side: its output is backed up
         self._eof = False
         self._bytes = 0  # read since the last take
+        self._sink: Callable[[list[Any]], None] | None = None
+        self._out: asyncio.WriteTransport | None = None  # whose backlog holds reading (push_to)
+        self._backed_up: Callable[[], None] | None = None
+        self._failure: BaseException | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # A read pipe's transport (uvloop's does not subclass asyncio.ReadTransport: no isinstance).
         self._transport = cast(asyncio.ReadTransport, transport)
 
+    def push_to(
+        self, sink: Callable[[list[Any]], None], out: asyncio.WriteTransport | None, backed_up: Callable[[], None]
+    ) -> None:
+        """Hand every batch to ``sink`` as it is read, starting with what waits untaken; after
+        each, call ``backed_up`` if ``out`` holds more than ``_HIGH_WATER`` unwritten."""
+        self._sink, self._out, self._backed_up = sink, out, backed_up
+        items, self._items = self._items, []
+        self._bytes = 0
+        if self._paused and self._transport is not None:
+            self._paused = False
+            self._transport.resume_reading()
+        if items:
+            self._push(items, sink)
+
+    def _push(self, items: list[Any], sink: Callable[[list[Any]], None]) -> None:
+        try:
+            sink(items)
+        except BaseException as exc:  # not lost: the reader of ``take`` raises it
+            # As if it had come from the read loop's own feed: a tool's ``sys.exit(3)`` still
+            # ends the process with 3 (raised here, uvloop would take it for a fault of the pipe).
+            self.fail(exc)
+            return
+        out = self._out
+        if out is not None and out.get_write_buffer_size() > _HIGH_WATER:
+            assert self._backed_up is not None
+            self._backed_up()
+
+    def hold(self) -> None:
+        """Stop reading until ``release`` (the sink's output is backed up)."""
+        if not self._held:
+            self._held = True
+            if self._transport is not None:
+                self._transport.pause_reading()
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            if self._transport is not None and self._failure is None:
+                self._transport.resume_reading()
+
+    def fail(self, exc: BaseException) -> None:
+        """Read nothing more; ``take`` raises ``exc`` (the first failure only)."""
+        if self._failure is None:
+            self._failure = exc
+            self._sink = None
+            if self._transport is not None and not (self._held or self._paused):
+                self._transport.pause_reading()
+            self._wake()
+
     def data_received(self, data: bytes) -> None:
-        self._bytes += len(data)
+        if self._failure is not None:
+            return
         items = self._decoder.feed(data)
+        sink = self._sink
+        if sink is not None:
+            if items:
+                self._push(items, sink)
+            return
+        self._bytes += len(data)
         if items:
             self._items += items
         # Backpressure: while this much waits unread, stop reading the pipe (the peer's writes block).
@@ -188,6 +338,8 @@ class _Inbox(asyncio.Protocol):
         """Everything read and not yet taken; at the end of input, the last line (if it had no
         newline) and then None."""
         while not self._items:
+            if self._failure is not None:
+                raise self._failure
             if self._eof:
                 tail = self._decoder.end()
                 return tail or None
@@ -265,6 +417,7 @@ class StdioClientTransport(_StreamTransport):
         )
         self._reader = self.process.stdout
         self._writer = self.process.stdin
+        self._out = self._writer.transport if self._writer is not None else None
 
     async def receive(self) -> list[Any] | None:
         """The next batch; at the end of the child's output, ``TransportBroken`` saying how the
