@@ -1,6 +1,6 @@
 """The HTTP endpoint under abuse (issue #12, items 6 and 9): slow requests are cut, caps answer 503.
 
-On a real socket against ``run_http``'s uvicorn setup (``serving.uvicorn_options``, served in
+On a real socket against ``run_http``'s own server (``serving.HttpServer``, served in
 the test's loop): request headers or a body that trickle in are cut with a 408 and a JSON-RPC
 body once their time is up, while ordinary requests go on being answered; past the connection
 cap a request gets 503 with ``Retry-After``. In process (ASGI): the app's own body clock, its
@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
-import uvicorn
 from _http_harness import (
     ACCEPT_BOTH,
     BASE,
@@ -47,7 +46,7 @@ from backchannel import Server
 from backchannel.server.url_elicitation import UrlElicitations
 from backchannel.testing import free_port, running_process
 from backchannel.transports.http import limits
-from backchannel.transports.http.serving import uvicorn_options
+from backchannel.transports.http.serving import HttpServer
 from backchannel.types.errors import INTERNAL_ERROR, INVALID_REQUEST
 
 BODY_HEAD = (
@@ -60,25 +59,22 @@ BODY_HEAD = (
 
 
 @contextlib.asynccontextmanager
-async def guarded(app: Any, **limits_: Any) -> AsyncIterator[tuple[int, uvicorn.Server]]:
-    """``app`` under uvicorn with ``run_http``'s options (and these limits), in this loop."""
+async def guarded(app: Any, **limits_: Any) -> AsyncIterator[tuple[int, HttpServer]]:
+    """``app`` on ``run_http``'s server (with these limits), in this loop."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, lifespan="on", timeout_graceful_shutdown=1, **uvicorn_options(**limits_))
-    server = uvicorn.Server(config)
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
-    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+    server = HttpServer(app, grace=1, **limits_)
+    task = asyncio.get_running_loop().create_task(server.serve(sock=sock, signals=False))
     await wait_until(lambda: server.started or task.done(), timeout=5)
     if task.done():
         task.result()
     try:
         yield port, server
     finally:
-        server.should_exit = True
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait_for(task, 5)
+        server.stop()
+        assert await asyncio.wait_for(task, 5) == 0
         sock.close()
 
 
@@ -168,7 +164,7 @@ def test_slow_or_silent_headers_are_cut_with_408() -> None:
             for raw in await asyncio.gather(dripped, silent):
                 error = assert_refusal(raw, 408, INVALID_REQUEST)
                 assert "headers" in error["message"]
-            await wait_until(lambda: not server.server_state.connections)
+            await wait_until(lambda: not server.connections)
 
     run(body)
 
@@ -197,6 +193,33 @@ def test_a_kept_alive_connection_gets_a_fresh_header_clock_per_request() -> None
     run(body)
 
 
+def test_slow_headers_of_a_later_request_on_a_kept_alive_connection_are_cut_with_408() -> None:
+    # The idle wait between requests is not the header clock: once a byte of the next
+    # request arrives, its headers get header_timeout, not what is left of the keep-alive.
+    async def body() -> None:
+        async with guarded(make_server().http_app(), header_timeout=0.3) as (port, _):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(f"GET /nowhere HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n\r\n".encode())
+            head = await reader.readuntil(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 404"), head
+            length = int(next(h for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")).split(b":")[1])
+            await reader.readexactly(length)
+
+            async def drip() -> None:
+                with contextlib.suppress(OSError):
+                    for byte in b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: " + b"a" * 200:
+                        writer.write(bytes([byte]))
+                        await asyncio.sleep(0.05)  # the attack's pace, not a wait for the server
+
+            dripping = asyncio.ensure_future(drip())
+            raw = await asyncio.wait_for(reader.read(), 10)
+            dripping.cancel()
+            writer.close()
+            assert "headers" in assert_refusal(raw, 408, INVALID_REQUEST)["message"]
+
+    run(body)
+
+
 # --------------------------------------------------------------------------- caps
 
 
@@ -207,7 +230,7 @@ def test_past_max_connections_the_slowest_connection_makes_room_for_a_new_one() 
             slow = [await asyncio.open_connection("127.0.0.1", port) for _ in range(3)]
             for _, writer in slow:
                 writer.write(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n")  # and nothing more for now
-            await wait_until(lambda: len(server.server_state.connections) == 3)
+            await wait_until(lambda: len(server.connections) == 3)
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as client:
                 assert (await ping(client)).status_code == 200
             error = assert_refusal(await slow[0][0].read(), 408, INVALID_REQUEST)

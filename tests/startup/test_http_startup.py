@@ -2,7 +2,7 @@
 GC (``hosting.freeze_startup``), the GC is on while it serves, and the URL-elicitation pages'
 HTML and a fleet's forwarding are not loaded until a flow needs them.
 
-The collector is off while uvicorn is imported and configured (``docs/performance.md``, cold
+The collector is off while the HTTP server is imported and built (``docs/performance.md``, cold
 start): the checks here are that it is on again afterwards, also when ``run_http`` refuses its
 options, and that nothing was frozen then. A real process on a loopback port, over HTTP.
 """
@@ -71,7 +71,7 @@ def test_run_http_freezes_startup_and_serves_with_the_gc_on() -> None:
         assert answer.status_code == 200
         enabled, frozen, lazy = json.loads(answer.json()["result"]["content"][0]["text"])
         assert enabled is True
-        assert frozen > 10_000  # the modules, uvicorn, the server and its app
+        assert frozen > 10_000  # the modules, the HTTP server, the MCP server and its app
         assert lazy == []
 
 

@@ -1,15 +1,14 @@
-"""Where a ``Server`` is hosted: Streamable HTTP under uvicorn, or stdin/stdout.
+"""Where a ``Server`` is hosted: Streamable HTTP on our HTTP/1.1 server, or stdin/stdout.
 
 ``Server.run_http``, ``run_stdio`` and ``run`` are the front doors (their docstrings say what each
 option does); the work is here, so that the facade stays a list of what a server can do.
-The heavy imports (uvicorn, the HTTP app, the stdio transport) happen on first use.
+The heavy imports (the HTTP server and app, the stdio transport) happen on first use.
 """
 
 from __future__ import annotations
 
 __all__ = ["freeze_startup", "http_base", "serve_http", "serve_stdio"]
 
-import contextlib
 import gc
 import logging
 import socket
@@ -22,6 +21,7 @@ from ..telemetry.metrics import session_closed, session_opened
 from ..telemetry.spans import on_pipe
 
 if TYPE_CHECKING:
+    from ..transports.http.serving import HttpServer
     from .server import Server
 
 logger = logging.getLogger("backchannel.http")
@@ -43,55 +43,53 @@ def serve_http(
     legacy_sse: bool = False,
     **options: Any,
 ) -> None:
-    """Run ``server.http_app(path)`` under uvicorn until it stops (``Server.run_http`` documents the options).
+    """Serve ``server.http_app(path)`` with our HTTP/1.1 server until it stops (``Server.run_http``
+    documents the options); exit status 3 if it could not start (the app's startup failed, or
+    the port is taken).
 
     ``legacy_sse`` also serves the deprecated HTTP+SSE transport of 2024-11-05 (``GET /sse``,
     ``POST /messages/``; ``http_host/legacy_sse.py``), for old clients; one process only.
 
-    The cyclic collector is off until uvicorn is configured, and what exists then is frozen (as
-    ``run`` does: ``freeze_startup``): its passes over what uvicorn imports and builds were 4.5 ms
+    The cyclic collector is off until the server is built, and what exists then is frozen (as
+    ``run`` does: ``freeze_startup``): its passes over what serving imports and builds were 4.5 ms
     of a cold start (``docs/performance.md``)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        from ..transports.http.serving import uvicorn_options
-
-        guard = uvicorn_options(
-            header_timeout=header_timeout,
-            body_timeout=body_timeout,
-            max_connections=max_connections,
-            retry_after=retry_after,
-        )
+        limits: dict[str, Any] = {
+            "header_timeout": header_timeout,
+            "body_timeout": body_timeout,
+            "max_connections": max_connections,
+            "retry_after": retry_after,
+        }
         app = _AppMaker(server, path, redis, legacy_sse, retry_after, options)
-        config = _http_startup(app, host, port, workers, guard)
+        single = _http_startup(app, host, port, workers, limits)
     finally:
         if collecting:
             gc.enable()
-    import uvicorn
+    from ..runtime import loops
 
-    if config is not None:
-        # What ``uvicorn.run`` does with one worker, on a config loaded above.
-        runner = uvicorn.Server(config)
-        with contextlib.suppress(KeyboardInterrupt):
-            runner.run()
-        if not runner.started:
-            sys.exit(3)  # uvicorn's STARTUP_FAILURE
+    if single is not None:
+        status = loops.run(single.serve(host, port))
+        if status:
+            sys.exit(status)
         return
-    from ..runtime.loops import loop_name
+    from ..transports.http.serving import HttpServer
     from .workers import run_workers
 
     def serve(sock: socket.socket) -> None:
-        uvicorn.Server(uvicorn.Config(app(), loop=loop_name(), **guard)).run(sockets=[sock])
+        status = loops.run(HttpServer(app(), **limits).serve(sock=sock))
+        if status:
+            sys.exit(status)
 
     run_workers(host, port, workers, serve)
 
 
-def _http_startup(app: _AppMaker, host: str, port: int, workers: int, guard: dict[str, Any]) -> Any:
+def _http_startup(app: _AppMaker, host: str, port: int, workers: int, limits: dict[str, Any]) -> HttpServer | None:
     """Check the options, import what serving needs and, with one worker, build the app and
-    uvicorn's loaded config for it (None with several); then ``freeze_startup``."""
-    import uvicorn
-
+    the server for it (None with several: each worker builds its own); then ``freeze_startup``."""
     from ..runtime.loops import loop_name
+    from ..transports.http.serving import HttpServer
     from .url_elicitation import UrlElicitations
 
     server, options = app.server, app.options
@@ -105,12 +103,10 @@ def _http_startup(app: _AppMaker, host: str, port: int, workers: int, guard: dic
     if not flows.base_url and port:
         flows.base_url = http_base(host, port)
     options.setdefault("max_requests", None)
-    config = None
-    if workers == 1:
-        config = uvicorn.Config(app(), host=host, port=port, loop=loop_name(), **guard)
-        config.load()
+    loop_name()  # (imports uvloop now, to be frozen with the rest)
+    single = HttpServer(app(), **limits) if workers == 1 else None
     freeze_startup()
-    return config
+    return single
 
 
 class _AppMaker:
@@ -127,7 +123,7 @@ class _AppMaker:
         return self.server.http_app(
             self.path,
             redis=self.redis,
-            body_timeout=None,
+            body_timeout=None,  # the server's protocol times every body (h1.py)
             retry_after=self.retry_after,
             legacy_sse=self.legacy_sse,
             **self.options,
@@ -143,6 +139,7 @@ def freeze_startup() -> None:
     at exit: 20 of the 25 ms between stdin closing and the process exiting (``docs/performance.md``).
     An object among them is still freed when its last reference goes; only a reference cycle
     among them that later becomes garbage stays (``gc.unfreeze()`` puts them back).
+
     """
     gc.freeze()
 

@@ -197,16 +197,21 @@ class Server:
         workers: int = 1,
         **options: Any,
     ) -> None:
-        """Serve Streamable HTTP with uvicorn on ``host:port`` (loopback unless told otherwise).
+        """Serve Streamable HTTP on ``host:port`` (loopback unless told otherwise) with our own
+        HTTP/1.1 server (``transports/http/h1.py``; uvicorn is not loaded).
 
-        Each connection is bounded (``transports/http/serving.py``): its request headers must
+        Each connection is bounded (``transports/http/h1.py``): its request headers must
         arrive within ``header_timeout`` seconds and its body within ``body_timeout`` (else 408),
         and past ``max_connections`` open connections (lowered to fit the file-descriptor limit)
         requests are answered 503 with ``Retry-After: retry_after``; None turns a limit off.
         ``options`` go to ``http_app``. ``redis`` (a ``redis://`` URL) keeps sessions, streams and
         the reverse channel there, so that ``workers`` processes serve one port as one server
         (``docs/deploy.md``). URL-elicitation pages are served here too (``url_elicitations.
-        base_url`` defaults to ``http://host:port``). The loop is uvloop when installed."""
+        base_url`` defaults to ``http://host:port``). The loop is uvloop when installed.
+
+        SIGTERM or Ctrl-C stops it: the requests under way get 3 seconds to finish, then the
+        sessions end and this returns; a second Ctrl-C stops at once. If the app's startup
+        fails or the port is taken, the process exits with status 3 (the reason on stderr)."""
         serve_http(
             self,
             host,

@@ -39,6 +39,8 @@ def run_workers(host: str, port: int, count: int, serve: Callable[[socket.socket
             status = 0
             try:
                 serve(sock)
+            except SystemExit as exc:  # a worker that could not start says why itself (exit status 3)
+                status = exc.code if isinstance(exc.code, int) else 1
             except BaseException:
                 import traceback
 
