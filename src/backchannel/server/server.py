@@ -232,7 +232,8 @@ class Server:
 
     def run(self, *, max_line_bytes: int | None = None) -> None:
         """Serve on stdin/stdout until stdin closes (on uvloop when installed: ``runtime/loops.py``);
-        what exists when it starts is left out of the cyclic GC from then on (``hosting.freeze_startup``)."""
+        what exists when it starts is left out of the cyclic GC from then on, and at exit everything
+        is (``hosting.freeze_startup``)."""
         from ..runtime import loops
 
         freeze_startup()
