@@ -35,6 +35,8 @@ from backchannel.server import Context, Server
 from backchannel.server.completion import Complete
 from backchannel.types.errors import ToolError
 
+_OUR_HTTP = "backchannel.transports.http.h1"  # run_http's (and the loopback listener's) HTTP/1.1 server
+
 FILLER_TOOLS = [f"t{i:02d}" for i in range(25)]
 
 
@@ -197,8 +199,8 @@ def add_url_elicitation_tools(server: Server) -> None:
     * ``url_connect()``: the page, then an instant "OAuth" grant via the callback; answers
       ``"<action>: connected"`` / ``"<action>: not connected"``.
     * ``url_gated()``: handshake era ``-32042`` (``via="error"``) until connected, then ``"ready"``.
-    * ``url_pages()``: ``{"base_url", "listening", "http_stack"}`` (which of uvicorn/httpx/starlette
-      are imported), to check the listener starts only on demand.
+    * ``url_pages()``: ``{"base_url", "listening", "http_stack"}`` (which of our HTTP server,
+      uvicorn, httpx and starlette are imported), to check the listener starts only on demand.
     """
     connect_grant, gated_grant = _InstantGrant(server), _InstantGrant(server)
 
@@ -226,7 +228,7 @@ def add_url_elicitation_tools(server: Server) -> None:
         return {
             "base_url": flows.base_url if flows is not None else None,
             "listening": flows.listening if flows is not None else False,
-            "http_stack": sorted(m for m in ("uvicorn", "httpx", "httpx2", "starlette") if m in sys.modules),
+            "http_stack": sorted(m for m in (_OUR_HTTP, "uvicorn", "httpx", "httpx2", "starlette") if m in sys.modules),
         }
 
 

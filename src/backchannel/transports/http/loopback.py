@@ -3,10 +3,11 @@
 A stdio server has no HTTP app, and an HTTP server may not know the address
 browsers reach it by; yet URL-mode elicitation needs a page the person can open.
 ``LoopbackListener(app).start()`` binds ``127.0.0.1`` on a free port (never any
-other interface), serves ``app`` there with uvicorn as a task of the current loop,
-and gives its base URL; ``stop()`` ends it. uvicorn is imported only by ``start()``:
-a server that never starts a listener loads no HTTP stack. The listener installs
-no signal handlers and leaves the process's logging configuration alone.
+other interface), serves ``app`` there with ``run_http``'s own HTTP/1.1 server
+(``serving.HttpServer``, no lifespan events) as a task of the current loop, and gives
+its base URL; ``stop()`` ends it. The server is imported only by ``start()``: a server
+that never starts a listener loads no HTTP stack. The listener installs no signal
+handlers and leaves the process's logging configuration alone.
 
 Binding to loopback keeps other machines out, not other web sites: a page elsewhere
 can point a name of its own at 127.0.0.1 (DNS rebinding) and talk to the listener
@@ -23,7 +24,6 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 from ...framing.http import LOCALHOST_HOSTS, check_host_and_origin
@@ -45,7 +45,7 @@ class LoopbackListener:
         self.port: int | None = None
         self._socket: socket.socket | None = None
         self._server: Any = None
-        self._task: asyncio.Task[None] | None = None
+        self._task: asyncio.Task[int] | None = None
 
     @property
     def base_url(self) -> str:
@@ -61,31 +61,17 @@ class LoopbackListener:
         """Bind, start serving, and return the base URL once connections are accepted."""
         if self.running:
             return self.base_url
-        import uvicorn
-
-        class _Server(uvicorn.Server):
-            @contextlib.contextmanager
-            def capture_signals(self) -> Iterator[None]:  # the host process keeps its own signal handling
-                yield
+        from .serving import HttpServer
 
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        server: _Server | None = None
-        task: asyncio.Task[None] | None = None
+        server = HttpServer(self._guarded, lifespan=False, grace=self.shutdown_timeout)
+        task: asyncio.Task[int] | None = None
         try:
             sock.bind((LOOPBACK, 0))
             sock.setblocking(False)
-            config = uvicorn.Config(
-                self._guarded,
-                interface="asgi3",  # a bound method: uvicorn's guess would take it for ASGI2
-                proxy_headers=False,  # nothing proxies to a loopback side listener; trust no X-Forwarded-*
-                lifespan="off",
-                log_config=None,
-                access_log=False,
-                server_header=False,
-                timeout_graceful_shutdown=1,
+            task = asyncio.get_running_loop().create_task(
+                server.serve(sock=sock, signals=False), name="backchannel-loopback"
             )
-            server = _Server(config)
-            task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]), name="backchannel-loopback")
             async with asyncio.timeout(self.startup_timeout):
                 while not server.started:
                     if task.done():
@@ -93,8 +79,9 @@ class LoopbackListener:
                         raise RuntimeError("the loopback listener stopped while starting")
                     await asyncio.sleep(0.005)
         except BaseException:
-            if server is not None and task is not None:
-                server.should_exit = True
+            if task is not None:
+                server.stop()
+                server.stop()  # (at once)
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
@@ -123,10 +110,10 @@ class LoopbackListener:
         self._server = self._task = self._socket = None
         try:
             if task is not None:
-                server.should_exit = True
-                done, _ = await asyncio.wait({task}, timeout=self.shutdown_timeout)
+                server.stop()
+                done, _ = await asyncio.wait({task}, timeout=self.shutdown_timeout + 1.0)
                 if not done:
-                    server.force_exit = True
+                    server.stop()  # the second time: at once
                     task.cancel()
                     await asyncio.wait({task}, timeout=1.0)
                 elif not task.cancelled() and task.exception() is not None:
