@@ -6,7 +6,7 @@
 
 Tools ``echo``, ``progress``, ``sleep``, ``ask``; prompt ``greet(word)`` whose ``word``
 completes from the contract's 10,000-word list (a ``Complete`` annotation); logging. The stdio mode never imports
-the HTTP stack (uvicorn is imported only by ``run_http``).
+the HTTP stack (``run_http``'s server is imported only by ``run_http``).
 """
 
 from __future__ import annotations

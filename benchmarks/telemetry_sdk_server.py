@@ -60,7 +60,7 @@ class DiscardMetrics(MetricExporter):
 
     def force_flush(self, timeout_millis: float = 10_000) -> bool:
         # The metric reader's flush ends backchannel's flush at shutdown (spans and logs are flushed
-        # before it): a server that uvicorn ends by re-raising SIGTERM reports here, never at exit.
+        # before it): a server ended by a re-raised SIGTERM (uvicorn's way) reports here, never at exit.
         report()
         return True
 

@@ -1,8 +1,9 @@
 """A server stopped by SIGTERM still exports the spans its SDK was holding (issue #20).
 
-``backchannel run app.py --http`` runs uvicorn, which on SIGTERM shuts the app down and then
-re-raises the signal: the process dies by it, before ``atexit``, where the OpenTelemetry SDK would
-flush its batch processors. The app's lifespan shutdown flushes them (``http_host/traced.flush``).
+``backchannel run app.py --http`` shuts the app down on SIGTERM; under uvicorn (an app mounted by
+its user) the process then dies by the re-raised signal, before ``atexit``, where the OpenTelemetry
+SDK would flush its batch processors. The app's lifespan shutdown flushes them
+(``http_host/traced.flush``), whichever server runs it.
 The child's SDK is an operator's: a ``BatchSpanProcessor`` that exports once a minute, so a span
 can only reach the file before then through that flush.
 """

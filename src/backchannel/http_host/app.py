@@ -385,7 +385,7 @@ class HttpApp:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.aclose()
-                await traced.flush()  # before uvicorn re-raises a SIGTERM, which skips atexit
+                await traced.flush()  # a server that re-raises SIGTERM (uvicorn does) skips atexit
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

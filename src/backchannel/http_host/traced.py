@@ -101,9 +101,10 @@ def describe(connection: Connection, session_id: str | None = None) -> None:
 
 async def flush() -> None:
     """The app is shutting down (ASGI lifespan): make the configured OpenTelemetry providers export
-    what they hold (``activation.flush``, in a thread: exporters block). Under uvicorn a SIGTERM
-    ends the process right after this, by the signal uvicorn re-raises, before the SDK's ``atexit``
-    flush: the spans of the last requests, still in a batch processor's queue, would be lost."""
+    what they hold (``activation.flush``, in a thread: exporters block). Under uvicorn (an app mounted
+    by its user) a SIGTERM ends the process right after this, by the signal uvicorn re-raises, before
+    the SDK's ``atexit`` flush: the spans of the last requests, still in a batch processor's queue,
+    would be lost. (``run_http`` returns and lets ``atexit`` run; flushing here costs it nothing.)"""
     if signals() is not None or otel_logger() is not None:
         await asyncio.to_thread(activation.flush)
 

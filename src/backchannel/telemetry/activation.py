@@ -174,8 +174,8 @@ def flush(timeout: float = 2.0) -> None:
     """Make the configured tracer, meter and logger providers export what they hold now (spans in
     a batch processor's queue...), within ``timeout`` seconds in all; nothing when no SDK is set.
 
-    A stopping server calls it: a process that ends by a signal (uvicorn re-raises the SIGTERM it
-    handled, once it has shut down) never reaches the SDK's ``atexit`` flush. Blocks while the
+    A stopping server calls it: a process that ends by a signal (uvicorn, hosting an app mounted by
+    its user, re-raises the SIGTERM it handled) never reaches the SDK's ``atexit`` flush. Blocks while the
     exporters work: from a running event loop, call it in a thread. A failing exporter is logged
     by the SDK, never raised here."""
     if "opentelemetry" not in _modules:

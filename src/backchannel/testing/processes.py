@@ -86,7 +86,7 @@ def wait_for_port(
 
 
 def stop_process(process: subprocess.Popen[Any], timeout: float = 5.0) -> None:
-    """End ``process``: terminate it (SIGTERM; uvicorn shuts down cleanly on it), wait up
+    """End ``process``: terminate it (SIGTERM; ``run_http`` shuts down cleanly on it), wait up
     to ``timeout`` seconds, then kill it and reap it. Does nothing if it has already exited."""
     if process.poll() is not None:
         return
