@@ -201,6 +201,23 @@ def test_expect_100_continue_is_answered_when_the_app_reads() -> None:
     run(body)
 
 
+def test_an_http_1_0_client_gets_no_100_continue() -> None:
+    # HTTP/1.0 has no 1xx: such a client takes the 100 for the answer, and the answer for its body.
+    async def body() -> None:
+        app = Echo()
+        async with serving(app) as (port, _):
+            reader, writer = await connect(port)
+            writer.write(b"POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+            await wait_until(lambda: len(app.scopes) == 1)  # (the app waits for the body now)
+            await asyncio.sleep(0.05)
+            writer.write(b"data")
+            raw = await asyncio.wait_for(reader.read(), 5)
+            assert raw.startswith(b"HTTP/1.1 200 ") and raw.endswith(b"\r\n\r\ndata"), raw
+            writer.close()
+
+    run(body)
+
+
 def test_reading_pauses_while_the_app_leaves_the_body_unread() -> None:
     size = 4 * 1024 * 1024
 
@@ -453,6 +470,133 @@ def test_pipelined_requests_are_answered_in_order_one_at_a_time() -> None:
     run(body)
 
 
+def test_an_app_failing_after_its_answer_leaves_the_next_request_on_the_connection_alone(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A background task (Starlette's) runs after the response is complete, and may fail while
+    # the client's next request on the kept-alive connection is being answered.
+    async def body() -> None:
+        first_may_fail = asyncio.Event()
+        second_may_end = asyncio.Event()
+        started: list[str] = []
+
+        async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                return
+            started.append(scope["path"])
+            for message in answer(scope["path"].encode()):
+                await send(message)
+            if scope["path"] == "/1":
+                await first_may_fail.wait()
+                raise ValueError("a background task failed")
+            await second_may_end.wait()
+
+        async with serving(app) as (port, _):
+            reader, writer = await connect(port)
+            writer.write(b"GET /1 HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (await read_response(reader))[::2] == (200, b"/1")
+            writer.write(b"GET /2 HTTP/1.1\r\nHost: x\r\n\r\n")
+            await wait_until(lambda: started == ["/1", "/2"])
+            first_may_fail.set()
+            await asyncio.sleep(0.1)
+            second_may_end.set()
+            assert (await read_response(reader))[::2] == (200, b"/2")
+            writer.write(b"GET /3 HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (await read_response(reader))[::2] == (200, b"/3")
+            writer.close()
+
+    with caplog.at_level(logging.ERROR, "backchannel.http"):
+        run(body)
+    assert any(record.exc_info and "background" in str(record.exc_info[1]) for record in caplog.records)
+
+
+def test_a_chunked_bodys_trailer_is_not_added_to_the_request_headers() -> None:
+    # A proxy in front checks the headers, not the trailer: one in the scope's headers would
+    # pass for a header the proxy let through (or set itself) to an app that looks after the body.
+    async def body() -> None:
+        app = Echo()
+        async with serving(app) as (port, _):
+            reader, writer = await connect(port)
+            writer.write(
+                b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\nX-User: admin\r\n\r\n"
+            )
+            assert (await read_response(reader))[::2] == (200, b"hi")
+            writer.close()
+        [scope] = app.scopes
+        assert scope["headers"] == [(b"host", b"x"), (b"transfer-encoding", b"chunked")]
+
+    run(body)
+
+
+def test_a_pipelining_client_that_does_not_read_makes_the_server_stop_reading() -> None:
+    # Requests queued behind a slow one are held in memory (a scope each, ~50 times their bytes):
+    # the server must stop reading once one waits its turn, not parse all the client sends.
+    async def body() -> None:
+        first_may_end = asyncio.Event()
+
+        async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                return
+            if scope["path"] == "/slow":
+                await first_may_end.wait()
+            for message in answer(b"ok"):
+                await send(message)
+
+        async with serving(app) as (port, server):
+            reader, writer = await connect(port)
+            padded = b"GET /next HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 1000 + b"\r\n\r\n"
+            writer.write(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n" + padded * 4000)
+            [conn] = server.connections
+            await wait_until(lambda: len(conn.queue) > 0)
+            await asyncio.sleep(0.2)  # time for the server to read on, were it to (it must not)
+            queued = len(conn.queue)
+            assert queued < 1000, f"{queued} requests queued behind the first"
+            first_may_end.set()
+            for _ in range(4001):
+                assert (await read_response(reader))[::2] == (200, b"ok")
+            writer.close()
+
+    run(body)
+
+
+def test_a_response_shorter_than_its_content_length_closes_the_connection() -> None:
+    # Kept alive, the next response would be read as the rest of this one's body.
+    async def body() -> None:
+        async def short(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                return
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"10")]})
+            await send({"type": "http.response.body", "body": b"12345"})
+
+        async with serving(short, keep_alive=0.5) as (port, _):
+            reader, writer = await connect(port)
+            writer.write(b"GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\n")
+            raw = await asyncio.wait_for(reader.read(), 5)
+            assert raw.startswith(b"HTTP/1.1 200 ") and raw.endswith(b"\r\n\r\n12345"), raw
+            assert raw.count(b"HTTP/1.1 ") == 1, raw  # (the second request is not answered on it)
+            writer.close()
+
+    run(body)
+
+
+def test_an_upgrade_request_is_answered_as_a_plain_one_and_the_connection_closes() -> None:
+    # The parser reads nothing after a request asking for an upgrade: kept alive, the
+    # connection would take the client's next requests and never answer them.
+    async def body() -> None:
+        async with serving(Echo(), keep_alive=0.5) as (port, _):
+            reader, writer = await connect(port)
+            writer.write(
+                b"GET /1 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+                b"GET /2 HTTP/1.1\r\nHost: x\r\n\r\n"
+            )
+            status, headers, _ = await read_response(reader)
+            assert status == 200 and headers.get("connection") == "close"
+            assert await asyncio.wait_for(reader.read(), 5) == b""
+            writer.close()
+
+    run(body)
+
+
 def test_connection_close_and_http_1_0_end_the_connection_after_the_answer() -> None:
     async def body() -> None:
         async with serving(Echo()) as (port, _):
@@ -625,6 +769,30 @@ def test_a_stop_lets_the_request_under_way_finish_then_ends_the_sessions() -> No
         sock.close()
 
     run(body, timeout=20)
+
+
+def test_a_cancelled_serve_stops_listening_and_closes_its_connections() -> None:
+    # (the loopback listener cancels its server when a stop takes too long; so may whoever awaits serve)
+    async def body() -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        server = HttpServer(Echo())
+        task = asyncio.get_running_loop().create_task(server.serve(sock=sock, signals=False))
+        await wait_until(lambda: server.started)
+        reader, writer = await connect(port)
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert (await read_response(reader))[0] == 200
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        assert await asyncio.wait_for(reader.read(), 5) == b""
+        writer.close()
+        with pytest.raises(ConnectionRefusedError):
+            await connect(port)
+        sock.close()
+
+    run(body)
 
 
 def test_a_second_stop_ends_at_once_cancelling_the_app_and_skipping_the_shutdown() -> None:

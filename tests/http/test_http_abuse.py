@@ -45,7 +45,7 @@ from _subprocesses import checkout_env
 from backchannel import Server
 from backchannel.server.url_elicitation import UrlElicitations
 from backchannel.testing import free_port, running_process
-from backchannel.transports.http import limits
+from backchannel.transports.http import h1, limits
 from backchannel.transports.http.serving import HttpServer
 from backchannel.types.errors import INTERNAL_ERROR, INVALID_REQUEST
 
@@ -237,6 +237,31 @@ def test_past_max_connections_the_slowest_connection_makes_room_for_a_new_one() 
             assert "needed this connection" in error["message"]
             for _, writer in slow:
                 writer.close()
+
+    run(body)
+
+
+def test_a_closed_connection_whose_client_never_reads_is_cut_after_a_while(monkeypatch: Any) -> None:
+    # A closing connection counts no more against the cap: one whose client reads nothing of what
+    # is left to send would keep its socket and that buffer for ever, one more per request.
+    monkeypatch.setattr(h1, "LINGER", 0.5)
+    big = b"x" * (32 * 1024 * 1024)  # (more than the kernel's buffers on both sides hold)
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            length = [(b"content-length", str(len(big)).encode())]
+            await send({"type": "http.response.start", "status": 200, "headers": length})
+            await send({"type": "http.response.body", "body": big})
+
+    async def body() -> None:
+        async with guarded(app, keep_alive=0.2) as (port, server):
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")  # and the answer is never read
+            await wait_until(lambda: len(server.connections) == 1)
+            [conn] = server.connections
+            await wait_until(lambda: conn.transport.is_closing())  # (kept alive, then idle too long)
+            await wait_until(lambda: not server.connections, timeout=5)
+            writer.close()
 
     run(body)
 

@@ -58,6 +58,10 @@ MAX_HEAD_BYTES = 64 * 1024
 HIGH_WATER = 64 * 1024
 #: Seconds a kept-alive connection may sit with no request (uvicorn's default: clients see no change).
 KEEP_ALIVE = 5.0
+#: Seconds a closed connection may take to hand its client what is left to send; then it is cut.
+#: A closing connection counts no more against the cap: one whose client reads nothing would
+#: otherwise keep its socket, and what is buffered for it, for ever.
+LINGER = 10.0
 
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
@@ -329,6 +333,9 @@ class Request:
         if data:
             self.conn.transport.write(data)
         if not more_body:
+            if self.left_to_send > 0 and not self.no_body:
+                # Kept alive, the client would read the next response as the rest of this body.
+                raise RuntimeError("the response body is shorter than its content-length")
             self.response_complete = True
             self.chunks.clear()
             self.wake()
@@ -436,6 +443,18 @@ class Connection(asyncio.Protocol):
             if not self.transport.is_closing():
                 self.transport.resume_reading()
 
+    def close(self) -> None:
+        """Close once what is left to send is sent, or after ``LINGER`` seconds whatever is left."""
+        transport = self.transport
+        if not transport.is_closing():
+            transport.close()
+            if transport.get_write_buffer_size():
+                self.loop.call_later(LINGER, self._cut)
+
+    def _cut(self) -> None:
+        if self in self.shared.connections:  # (its client has not read the rest: its close never ended)
+            self.transport.abort()
+
     # ------------------------------------------------------------- httptools callbacks
 
     def on_message_begin(self) -> None:
@@ -456,6 +475,10 @@ class Connection(asyncio.Protocol):
         self.head_bytes += len(name) + len(value) + 4
         if self.head_bytes > MAX_HEAD_BYTES:
             raise _HeadTooLarge
+        if self.reading is not None:
+            # A chunked body's trailer: not one of the headers the app was given (a proxy in front
+            # checked those, not this), and the app may look at them only after the body.
+            return
         name = name.lower()
         if name == b"expect" and value.lower() == b"100-continue":
             self.expect_continue = True
@@ -492,7 +515,12 @@ class Connection(asyncio.Protocol):
             "headers": self.headers,
             "state": shared.state.copy(),
         }
-        request = Request(self, scope, parser.should_keep_alive() and not shared.stopping, self.expect_continue)
+        # The parser reads nothing past a request asking for an upgrade (which we do not make):
+        # the connection ends with its answer, not left to swallow the client's next requests.
+        keep_alive = parser.should_keep_alive() and not parser.should_upgrade() and not shared.stopping
+        # (HTTP/1.0 has no 1xx: its client would take a 100 for the answer)
+        expect_continue = self.expect_continue and scope["http_version"] == "1.1"
+        request = Request(self, scope, keep_alive, expect_continue)
         app = shared.app
         cap = shared.max_connections
         if cap is not None and len(shared.connections) > cap and self._open_connections() > cap:
@@ -522,7 +550,11 @@ class Connection(asyncio.Protocol):
         if request is not None:
             request.more_body = False
             request.wake()
-        if self.current is None and not self.queue:
+        if self.queue:
+            # A whole request waits its turn: read no more until it has it. Each one queued holds
+            # a scope (tens of times its bytes), and a client need not read its answers.
+            self.pause_reading()
+        elif self.current is None:
             self._idle()
 
     # ------------------------------------------------------------- answering
@@ -539,7 +571,7 @@ class Connection(asyncio.Protocol):
             await app(request.scope, request.receive, request.send)
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError) and self.shared.stopping:
-                self.transport.close()
+                self.close()
                 raise
             logger.error("the app failed on %s %s", request.scope["method"], request.scope["path"], exc_info=exc)
             self._failed(request)
@@ -552,10 +584,12 @@ class Connection(asyncio.Protocol):
 
     def _failed(self, request: Request) -> None:
         """The app failed: a 500 if it had not started its response, else the connection closes."""
+        if request.response_complete:
+            return  # (after its answer, as a background task may: the connection has gone on to the next)
         if not request.response_started and not request.disconnected:
             request.response_started = request.response_complete = True
             self.transport.write(raw_response(H.Rejection(500, InternalError("Internal Server Error"))))
-        self.transport.close()
+        self.close()
 
     def answered(self, request: Request) -> None:
         """``request``'s response is complete: the next one's turn, or the end of the connection."""
@@ -563,13 +597,13 @@ class Connection(asyncio.Protocol):
             return
         self.current = None
         if not request.keep_alive:
-            self.transport.close()
+            self.close()
             return
         if self.queue:
             self._run(*self.queue.popleft())
         elif self.reading is None:
             self._idle()
-        if self.reading_paused:  # the body it did not read is read past; the next request reads its own
+        if self.reading_paused and not self.queue:  # (a body left unread is read past; the next reads its own)
             self.resume_reading()
 
     async def _refuse_busy(self, scope: Scope, receive: Any, send: Send) -> None:
@@ -588,13 +622,13 @@ class Connection(asyncio.Protocol):
         elif current is not None:
             current.leave()
         self.waiting_for = None
-        self.transport.close()
+        self.close()
 
     def shutdown(self) -> None:
         """The server is stopping: close now if idle, else after the response under way."""
         current = self.current
         if current is None and self.reading is None:
-            self.transport.close()
+            self.close()
             return
         if current is not None:
             current.keep_alive = False
@@ -634,7 +668,7 @@ class Connection(asyncio.Protocol):
             )
             slowest._time_out(slowest.waiting_for, H.Rejection(408, error))
         elif idle is not None:
-            idle.transport.close()
+            idle.close()
 
     # ------------------------------------------------------------- deadlines
 
@@ -664,7 +698,7 @@ class Connection(asyncio.Protocol):
             self.timer = self.loop.call_at(self.deadline, self._check)
             return
         if what == "idle":
-            self.transport.close()
+            self.close()
             return
         seconds = self.shared.header_timeout if what == "headers" else self.shared.body_timeout
         assert seconds is not None
@@ -685,7 +719,7 @@ class Connection(asyncio.Protocol):
             current.leave()
         if answer:
             self.transport.write(raw_response(rejection))
-        self.transport.close()
+        self.close()
 
 
 def _address(address: Any) -> tuple[str, int] | None:

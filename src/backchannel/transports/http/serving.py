@@ -131,6 +131,11 @@ class HttpServer:
             for signum in handled:
                 loop.remove_signal_handler(signum)
             self.sockets = []
+            # (done already, unless cancelled on the way: no port, no connection outlives ``serve``)
+            shared.stopping = True
+            listener.close()
+            for conn in list(shared.connections):
+                conn.transport.abort()
         return 0
 
     def _handle_signals(self, loop: asyncio.AbstractEventLoop) -> list[int]:
