@@ -3,7 +3,8 @@
 Request/response behaviour goes through ``httpx.ASGITransport`` (which buffers a
 response until the app finishes it). Anything that needs a live stream runs the
 app under uvicorn on 127.0.0.1 in the test's own event loop, on a socket bound to
-a free port, and reads it with ``client.stream``.
+a free port, and reads it with ``client.stream`` (``live``); ``on_our_server`` runs
+an app on ``run_http``'s own server instead (``transports/http/serving.py``).
 """
 
 from __future__ import annotations
@@ -288,3 +289,29 @@ async def live(app: Any) -> AsyncIterator[Live]:
 async def wait_until(condition: Callable[[], bool], timeout: float = 3.0) -> None:
     """The kit's ``within``, with this suite's bound."""
     await within(condition, timeout=timeout)
+
+
+@contextlib.asynccontextmanager
+async def on_our_server(app: Any, **settings: Any) -> AsyncIterator[tuple[int, Any]]:
+    """``app`` on ``run_http``'s ``HttpServer`` (with these settings; a stop's grace of 1 s) on a
+    free loopback port, in this loop: yields (port, server), and stops it after, which must end
+    with status 0."""
+    import socket
+
+    from backchannel.transports.http.serving import HttpServer
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = HttpServer(app, **{"grace": 1.0, **settings})
+    task = asyncio.get_running_loop().create_task(server.serve(sock=sock, signals=False))
+    await wait_until(lambda: server.started or task.done(), timeout=5)
+    if task.done():
+        task.result()
+    try:
+        yield port, server
+    finally:
+        server.stop()
+        assert await asyncio.wait_for(task, 10) == 0
+        sock.close()

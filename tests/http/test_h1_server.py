@@ -15,11 +15,11 @@ import contextlib
 import json
 import logging
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from _http_harness import call, initialize_body, legacy_headers, make_server, run, wait_until
+from _http_harness import call, initialize_body, legacy_headers, make_server, on_our_server, run, wait_until
 
 from backchannel.transports.http import h1
 from backchannel.transports.http.serving import HttpServer
@@ -33,24 +33,7 @@ App = Callable[
 # --------------------------------------------------------------------------- plumbing
 
 
-@contextlib.asynccontextmanager
-async def serving(app: Any, **settings: Any) -> AsyncIterator[tuple[int, HttpServer]]:
-    """``app`` on ``HttpServer`` on a free loopback port, in this loop; stopped after."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = HttpServer(app, **{"grace": 1.0, **settings})
-    task = asyncio.get_running_loop().create_task(server.serve(sock=sock, signals=False))
-    await wait_until(lambda: server.started or task.done(), timeout=5)
-    if task.done():
-        task.result()
-    try:
-        yield port, server
-    finally:
-        server.stop()
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait_for(task, 10)
-        sock.close()
+serving = on_our_server  # (``_http_harness``: the app on run_http's server, on a free port)
 
 
 async def connect(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

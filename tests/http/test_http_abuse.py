@@ -14,11 +14,9 @@ import asyncio
 import contextlib
 import inspect
 import json
-import socket
 import sys
 import textwrap
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,7 @@ from _http_harness import (
     make_server,
     modern,
     modern_headers,
+    on_our_server,
     open_session,
     request,
     run,
@@ -46,7 +45,6 @@ from backchannel import Server
 from backchannel.server.url_elicitation import UrlElicitations
 from backchannel.testing import free_port, running_process
 from backchannel.transports.http import h1, limits
-from backchannel.transports.http.serving import HttpServer
 from backchannel.types.errors import INTERNAL_ERROR, INVALID_REQUEST
 
 BODY_HEAD = (
@@ -58,24 +56,7 @@ BODY_HEAD = (
 # --------------------------------------------------------------------------- plumbing
 
 
-@contextlib.asynccontextmanager
-async def guarded(app: Any, **limits_: Any) -> AsyncIterator[tuple[int, HttpServer]]:
-    """``app`` on ``run_http``'s server (with these limits), in this loop."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = HttpServer(app, grace=1, **limits_)
-    task = asyncio.get_running_loop().create_task(server.serve(sock=sock, signals=False))
-    await wait_until(lambda: server.started or task.done(), timeout=5)
-    if task.done():
-        task.result()
-    try:
-        yield port, server
-    finally:
-        server.stop()
-        assert await asyncio.wait_for(task, 5) == 0
-        sock.close()
+guarded = on_our_server  # (``_http_harness``: the app on run_http's server, on a free port)
 
 
 async def trickle(port: int, head: bytes, drip: bytes, every: float) -> bytes:
