@@ -12,6 +12,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from backchannel.framing.ndjson import LineDecoder
 from backchannel.transports.stdio import _Inbox
@@ -95,3 +98,25 @@ def test_the_inbox_stops_reading_at_a_mebibyte_of_untaken_messages_not_only_at_a
     half_line = b'{"jsonrpc": "2.0", "method": "notifications/x", "params": {"pad": "' + b"x" * (2 << 20)
     inbox.data_received(half_line)
     assert not pipe.paused  # nothing whole to take yet: reading goes on until the line ends
+
+
+def test_a_failure_serving_a_pushed_batch_ends_the_input_with_it() -> None:
+    """What the connection raised serving a batch is what ``take`` raises (as the read loop would
+    have raised it itself); nothing more is read or served after it."""
+    inbox = _Inbox(LineDecoder(1 << 20))
+    pipe = _PipeEnd()
+    inbox.connection_made(pipe)  # type: ignore[arg-type]
+    served: list[list[Any]] = []
+    failure = ConnectionResetError("the peer went away")
+
+    def sink(batch: list[Any]) -> None:
+        served.append(batch)
+        raise failure
+
+    inbox.push_to(sink, None, lambda: None)
+    inbox.data_received(lines({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+    inbox.data_received(lines({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+    assert served == [[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]]
+    assert pipe.paused
+    with pytest.raises(ConnectionResetError):
+        asyncio.run(inbox.take())

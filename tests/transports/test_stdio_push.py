@@ -22,9 +22,8 @@ from typing import Any
 import pytest
 import uvloop
 
-from backchannel.framing.ndjson import LineDecoder
 from backchannel.server import Server
-from backchannel.transports.stdio import StdioServerTransport, _Inbox
+from backchannel.transports.stdio import StdioServerTransport
 from backchannel.types.errors import ToolError
 
 FIXTURE = str(Path(__file__).resolve().parents[1] / "fixtures" / "wire_server.py")
@@ -217,38 +216,3 @@ def test_a_tool_that_exits_ends_the_server_with_its_status(loop: str) -> None:
     finally:
         server.kill()
         server.wait()
-
-
-class _PipeEnd:
-    """What ``_Inbox`` sees of the read pipe: whether reading is paused."""
-
-    def __init__(self) -> None:
-        self.paused = False
-
-    def pause_reading(self) -> None:
-        self.paused = True
-
-    def resume_reading(self) -> None:
-        self.paused = False
-
-
-def test_a_failure_serving_a_pushed_batch_ends_the_input_with_it() -> None:
-    """What the connection raised serving a batch is what ``take`` raises (as the read loop would
-    have raised it itself); nothing more is read or served after it."""
-    inbox = _Inbox(LineDecoder(1 << 20))
-    pipe = _PipeEnd()
-    inbox.connection_made(pipe)  # type: ignore[arg-type]
-    served: list[list[Any]] = []
-    failure = ConnectionResetError("the peer went away")
-
-    def sink(batch: list[Any]) -> None:
-        served.append(batch)
-        raise failure
-
-    inbox.push_to(sink, None, lambda: None)
-    inbox.data_received(lines({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
-    inbox.data_received(lines({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
-    assert served == [[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]]
-    assert pipe.paused
-    with pytest.raises(ConnectionResetError):
-        asyncio.run(inbox.take())
