@@ -39,6 +39,11 @@ from .state import StateStore, StoreFull
 _encode = msgspec.json.Encoder(order="sorted").encode
 _decode = msgspec.json.decode
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+# By the length of the last group: the low bits of its last character that carry no data
+# (2 characters hold 1 byte and 4 spare bits, 3 hold 2 bytes and 2 spare bits).
+_UNUSED_BITS = (0, 0, 0b1111, 0b11)
+_FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 _MALFORMED = "requestState is malformed; send back exactly what the server sent"
 T = TypeVar("T")
 _ONCE_MEMO = "onceKeptUntil"  # memo entry: when each ``once`` result of this request is forgotten
@@ -225,7 +230,8 @@ class Round:
             responses = given
         # Every request's rounds share one lineage id, sealed from the first round on, so
         # work done "once" is recognised however the client replays its states.
-        memo.setdefault("lineage", os.urandom(16).hex())  # (secrets.token_hex(16))
+        if "lineage" not in memo:  # (a retry's comes sealed: no random bytes drawn for it)
+            memo["lineage"] = os.urandom(16).hex()  # (secrets.token_hex(16))
         return cls(binding, answers, responses, memo=memo)
 
     def keep_until(self, name: str, expires: float) -> None:
@@ -387,10 +393,13 @@ def _unb64(text: str) -> bytes:
     one sealed state would have many accepted spellings.)"""
     if not _B64URL.fullmatch(text) or len(text) % 4 == 1:
         raise ValueError("not unpadded URL-safe base64")
-    try:
-        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    try:  # (``base64.urlsafe_b64decode``'s own steps, without its checks of what the match settled)
+        data = binascii.a2b_base64((text + "=" * (-len(text) % 4)).encode("ascii").translate(_FROM_URLSAFE))
     except binascii.Error as exc:
         raise ValueError(str(exc)) from exc
-    if _b64(data) != text:
+    # The one spelling left to rule out: a last character whose unused low bits are set
+    # (checked on that character, not by encoding the bytes again to compare).
+    unused = _UNUSED_BITS[len(text) % 4]
+    if unused and _ALPHABET.index(text[-1]) & unused:
         raise ValueError("not the canonical base64 of its bytes")
     return data
