@@ -264,6 +264,80 @@ def test_a_response_without_length_is_chunked_and_each_part_is_sent_at_once() ->
     run(body)
 
 
+class NotedWrites:
+    """A connection's transport that notes each write: on loopback, each is a segment of its own."""
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+        self.transport.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
+async def noted_connection(server: HttpServer, port: int) -> tuple[asyncio.StreamReader, Any, NotedWrites]:
+    """A client connection, and the server's writes to it."""
+    reader, writer = await connect(port)
+    await wait_until(lambda: bool(server.connections))
+    [conn] = server.connections
+    noted = conn.transport = NotedWrites(conn.transport)
+    return reader, writer, noted
+
+
+def test_a_streams_head_goes_out_with_the_first_event_when_it_is_ready_in_the_same_turn() -> None:
+    # (An MCP stream starts with its priming event and first message: one write, one packet
+    # for a proxy in front to read, instead of the head alone and then the event.)
+    async def body() -> None:
+        release = asyncio.Event()
+
+        async def stream(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                return
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]}
+            )
+            await send({"type": "http.response.body", "body": b"data: 1\n\n", "more_body": True})
+            await release.wait()
+            await send({"type": "http.response.body", "body": b"data: 2\n\n", "more_body": False})
+
+        async with serving(stream) as (port, server):
+            reader, writer, noted = await noted_connection(server, port)
+            writer.write(b"GET /sse HTTP/1.1\r\nHost: x\r\n\r\n")
+            status, headers, _ = await read_response(reader, head_only=True)
+            assert status == 200 and headers["transfer-encoding"] == "chunked"
+            assert await reader.readuntil(b"data: 1\n\n\r\n") == b"9\r\ndata: 1\n\n\r\n"  # before the second exists
+            [first] = noted.writes
+            assert first.startswith(b"HTTP/1.1 200 OK\r\n") and first.endswith(b"\r\n\r\n9\r\ndata: 1\n\n\r\n")
+            release.set()
+            assert await reader.readuntil(b"0\r\n\r\n") == b"9\r\ndata: 2\n\n\r\n0\r\n\r\n"
+            assert noted.writes[1:] == [b"9\r\ndata: 2\n\n\r\n0\r\n\r\n"]
+            writer.close()
+
+    run(body)
+
+
+def test_a_stream_failing_before_its_first_event_sends_its_head_then_is_cut(caplog: pytest.LogCaptureFixture) -> None:
+    async def body() -> None:
+        async def failing(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] == "http":
+                await send({"type": "http.response.start", "status": 200, "headers": []})
+                raise ValueError("boom")
+
+        async with serving(failing) as (port, _):
+            reader, writer = await connect(port)
+            writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            raw = await reader.read()  # the connection ends before the body: the client sees it cut
+            assert raw.startswith(b"HTTP/1.1 200 ") and raw.endswith(b"transfer-encoding: chunked\r\n\r\n")
+            writer.close()
+
+    with caplog.at_level(logging.CRITICAL, "backchannel.http"):
+        run(body)
+
+
 def test_head_gets_the_headers_and_no_body_and_the_connection_goes_on() -> None:
     async def body() -> None:
         async with serving(Echo()) as (port, _):

@@ -26,6 +26,10 @@ phase; the open connections are looked through only past the cap.
 The app sees the scope uvicorn gives it (``Request.scope``). A response with a
 ``content-length`` goes out as one write, head and body together; one without is sent
 chunked, each ``http.response.body`` as soon as it is given (an SSE event must not wait).
+Such a stream's head waits for its first part until the end of the loop turn that started
+it: the first event is most often ready in that turn (an MCP stream's priming event and
+first message are), and head and event then go out in one write, one packet for a proxy
+in front to read, instead of two.
 """
 
 from __future__ import annotations
@@ -308,10 +312,19 @@ class Request:
             raise RuntimeError("a response header contains a line break")
         self.response_started = True
         self.left_to_send = length
-        if self.chunked:
-            self.conn.transport.write(head)  # a stream's headers go at once: its first event may be long coming
-        else:
-            self.head = head  # sent with the body, in one write
+        self.head = head  # sent with the body, in one write
+        if length < 0:
+            # A stream's first event may be long coming: its head goes at the end of this turn if no
+            # event took it along by then.
+            self.conn.loop.call_soon(self.send_head)
+
+    def send_head(self) -> None:
+        """Write the head still waiting for the first part of the body (if the client is still here)."""
+        head = self.head
+        transport = self.conn.transport
+        if head is not None and not self.disconnected and not transport.is_closing():
+            self.head = None
+            transport.write(head)
 
     def _body(self, body: bytes, more_body: bool) -> None:
         if self.no_body:
@@ -589,6 +602,8 @@ class Connection(asyncio.Protocol):
         if not request.response_started and not request.disconnected:
             request.response_started = request.response_complete = True
             self.transport.write(raw_response(H.Rejection(500, InternalError("Internal Server Error"))))
+        elif request.left_to_send < 0:
+            request.send_head()  # (a stream's head waiting for the end of the turn: the client sees it cut, not absent)
         self.close()
 
     def answered(self, request: Request) -> None:
