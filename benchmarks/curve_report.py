@@ -9,7 +9,7 @@ the shared machine's noise moves single points by more than that.
 
 from __future__ import annotations
 
-__all__ = ["CARRIED", "VIEWS", "carry_over", "draw", "section", "slope", "splice"]
+__all__ = ["CARRIED", "VIEWS", "carry_over", "draw", "section", "slope", "splice", "splice_section"]
 
 import math
 import re
@@ -348,7 +348,7 @@ def section(data: dict[str, Any]) -> str:
 def splice(text: str, block: str) -> str:
     """``text`` (a RESULTS.md) with its curves section replaced by ``block`` (added before the
     section on broken answers, or at the end, when it has none)."""
-    return _splice(text, HEADING, block)
+    return splice_section(text, HEADING, block)
 
 
 #: The sections of RESULTS.md that other scripts write, which a full ``run.py`` (it writes the
@@ -362,11 +362,13 @@ def carry_over(old: str, new: str) -> str:
     for heading in CARRIED:
         found = re.search(rf"^{heading}.*?(?=^## |\Z)", old, flags=re.MULTILINE | re.DOTALL)
         if found is not None:
-            new = _splice(new, heading, found.group(0))
+            new = splice_section(new, heading, found.group(0))
     return new
 
 
-def _splice(text: str, heading: str, block: str) -> str:
+def splice_section(text: str, heading: str, block: str) -> str:
+    """``text`` (a RESULTS.md) with its section under ``heading`` replaced by ``block`` (added before
+    the section on broken answers, or at the end, when it has none)."""
     block = block.rstrip("\n") + "\n\n"
     found = re.search(rf"^{heading}.*?(?=^## |\Z)", text, flags=re.MULTILINE | re.DOTALL)
     if found is not None:

@@ -50,6 +50,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import curve_report
 import driver
 from report_format import Samples, fmt, fmt_ratio, median_of, ratios
 
@@ -349,14 +350,7 @@ def table(samples: Samples, reps: int, seconds: float, quick: bool, commit: str)
 def splice(text: str, block: str) -> str:
     """``text`` (RESULTS.md) with its telemetry section replaced by ``block`` (or added before the
     section on broken answers, or at the end)."""
-    block = block.rstrip("\n") + "\n\n"
-    found = re.search(rf"^{HEADING}.*?(?=^## |\Z)", text, flags=re.MULTILINE | re.DOTALL)
-    if found is not None:
-        return text[: found.start()] + block + text[found.end() :].lstrip("\n")
-    before = re.search(r"^## Answers that broke the contract", text, flags=re.MULTILINE)
-    if before is not None:
-        return text[: before.start()] + block + text[before.start() :]
-    return text.rstrip("\n") + "\n\n" + block
+    return curve_report.splice_section(text, HEADING, block)
 
 
 def main() -> int:

@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from _metrics_read import Readings
 from _otel import Otel, SpanRecord, one_span, render_tree, spans_by_name
 
 from backchannel import Context, Server, ToolError
@@ -89,8 +90,7 @@ def test_the_request_metrics_keep_the_low_cardinality_attributes(otel: Otel) -> 
             await otel.wait_spans(lambda found: sent_and_served(found, "tools/call broken") == 4)
 
     asyncio.run(body())
-    data = otel.metric_reader.get_metrics_data()
-    points = _points(data)
+    points = Readings(otel).read().points
     for name in ("mcp.server.operation.duration", "mcp.client.operation.duration"):
         calls = [p for p in points[name] if p.attributes.get("gen_ai.tool.name") == "broken"]
         assert len(calls) == 1 and calls[0].count == 2, points[name]
@@ -109,7 +109,7 @@ def test_the_in_flight_counts_are_the_requests_in_flight_then_zero(otel: Otel) -
     names = ("backchannel.server.requests.in_flight", "backchannel.client.requests.in_flight")
 
     def slow_in_flight() -> dict[str, Any]:
-        points = _points(otel.metric_reader.get_metrics_data())
+        points = Readings(otel).read().points
         return {
             name: [
                 (dict(p.attributes), p.value)
@@ -140,7 +140,7 @@ def test_the_in_flight_counts_are_the_requests_in_flight_then_zero(otel: Otel) -
 
 
 def _both_serving(otel: Otel) -> bool:
-    points = _points(otel.metric_reader.get_metrics_data())
+    points = Readings(otel).read().points
     served = points.get("backchannel.server.requests.in_flight", [])
     return any(p.attributes.get("gen_ai.tool.name") == "slow" and p.value == 2 for p in served)
 
@@ -192,12 +192,3 @@ def test_a_cancelled_call_ends_both_spans_cancelled_with_the_event(otel: Otel, e
 def sent_and_served(spans: list[SpanRecord], name: str) -> int:
     """The CLIENT and SERVER spans named ``name`` (a stateless-era operation adds an INTERNAL one)."""
     return len([span for span in spans_by_name(spans, name) if span.kind in ("CLIENT", "SERVER")])
-
-
-def _points(data: Any) -> dict[str, list[Any]]:
-    found: dict[str, list[Any]] = {}
-    for resource in data.resource_metrics:
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                found.setdefault(metric.name, []).extend(metric.data.data_points)
-    return found
