@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from backchannel.framing.ndjson import LineDecoder
-from backchannel.transports.stdio import _Inbox
+from backchannel.transports.stdio_inbox import _Inbox
 
 FIXTURE = str(Path(__file__).resolve().parents[1] / "fixtures" / "wire_server.py")
 INITIALIZE = {
