@@ -48,6 +48,16 @@ class Tap(kit.Tap):
         assert len(found) == 1, f"expected one answer to {request_id!r}, got {found}"
         return found[0]
 
+    def forms_shown(self, era: str) -> int:
+        """How many times the server asked the person: its elicitation requests (handshake
+        era), or its tool-call answers that carry ``inputRequests`` (stateless era)."""
+        if era == "handshake":
+            return len(self.server_requests())
+        return sum(
+            "inputRequests" in self.server_response_to(call["id"]).get("result", {})
+            for call in self.requests_received("tools/call")
+        )
+
 
 @contextlib.asynccontextmanager
 async def session(server: Server, era: str = "handshake", **options: Any) -> AsyncIterator[tuple[Client, Tap]]:

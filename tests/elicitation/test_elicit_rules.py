@@ -8,7 +8,7 @@ import dataclasses
 from typing import Any
 
 import pytest
-from _elicit_wire import ERAS, RawPeer, Tap, error_of, raw_answers, run, session
+from _elicit_wire import ERAS, RawPeer, error_of, raw_answers, run, session
 
 from backchannel import Client, Context, MCPError, RequestError, Server
 from backchannel.server.elicitation import Elicited
@@ -350,38 +350,30 @@ def test_declined_form_is_not_shown_again_by_the_same_tool(era: str) -> None:
     """The chapter: after a decline, don't pop the same form again in the session. The form
     is the tool and its schema; the message (which may name an item) does not make it new."""
 
-    def shown(tap: Tap) -> int:
-        if era == "handshake":
-            return len(tap.server_requests())
-        return sum(
-            "inputRequests" in tap.server_response_to(call["id"]).get("result", {})
-            for call in tap.requests_received("tools/call")
-        )
-
     async def body() -> None:
         async with session(declining_server(), era, elicitation=lambda p: {"action": "decline"}) as (client, tap):
             assert text(await client.call_tool("ask", {})) == "decline"
             assert text(await client.call_tool("ask", {})) == "decline"
-            assert shown(tap) == 1  # the second was answered without asking
+            assert tap.forms_shown(era) == 1  # the second was answered without asking
             # another message for the same form is not shown either
             assert text(await client.call_tool("ask", {"suffix": " (again)"})) == "decline"
-            assert shown(tap) == 1
+            assert tap.forms_shown(era) == 1
             # another tool with the same schema is another form
             assert text(await client.call_tool("other", {})) == "decline"
-            assert shown(tap) == 2
+            assert tap.forms_shown(era) == 2
             # a tool asking for a finer grain is asked once per distinct key
             assert text(await client.call_tool("ask", {"grain": "item-1"})) == "decline"
             assert text(await client.call_tool("ask", {"grain": "item-1"})) == "decline"
-            assert shown(tap) == 3
+            assert tap.forms_shown(era) == 3
             assert text(await client.call_tool("ask", {"grain": "item-2"})) == "decline"
-            assert shown(tap) == 4
+            assert tap.forms_shown(era) == 4
             # and a tool that opts out asks again
             assert text(await client.call_tool("ask", {"remember": False})) == "decline"
-            assert shown(tap) == 5
+            assert tap.forms_shown(era) == 5
         # a new session (a new connection) starts with a clean slate
         async with session(declining_server(), era, elicitation=lambda p: {"action": "decline"}) as (client, tap):
             assert text(await client.call_tool("ask", {})) == "decline"
-            assert shown(tap) == 1
+            assert tap.forms_shown(era) == 1
 
     run(body)
 

@@ -60,8 +60,10 @@ class MirroredHeaders:
         """The annotations of the tool a ``tools/call`` names; None for a tool we do not have."""
         params = message.get("params")
         name = params.get("name") if isinstance(params, dict) else None
-        tool = self.server.tool_definition(name) if isinstance(name, str) else None
-        if tool is None or not isinstance(name, str):
+        if not isinstance(name, str):
+            return None
+        tool = self.server.tool_definition(name)
+        if tool is None:
             return None
         held = self._read.get(name)
         if held is not None and held[0] is tool:  # the same definition: a re-registered tool is read again

@@ -160,15 +160,12 @@ class Sending(SessionBase):
     def send_result(self, request_id: RequestId, result: dict[str, Any]) -> bool:
         """Answer the peer's request. Returns False when the answer was dropped
         because the peer had cancelled the request (nothing is sent then)."""
-        # ``_finish_inbound``, written out: every answer comes this way.
-        record = self._inbound.pop(request_id, None)
-        if record is None:
-            raise inbound_fault(InboundState.DONE, InboundInput.SEND_RESPONSE).exception(id=request_id)
+        record = self._finish_inbound(request_id)
         if record.state is InboundState.CANCELLED:
             return False
         if record.era == "stateless":
             result = stamp_stateless_result(result, self.config.info)
-        elif "resultType" in result:
+        else:
             result = handshake_result(result)
         if record.method == "initialize" and record.era == "handshake":
             self._move(SessionInput.SEND_INITIALIZE_RESULT)

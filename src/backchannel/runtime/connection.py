@@ -119,9 +119,8 @@ class Connection(Requesting):
         A transport that is handed its messages (an HTTP POST) gives them here, sparing a
         queue and a loop turn per message; requests are served exactly as ``run`` serves
         them (answered at once, or in a task of their own). ``finish`` ends such a connection.
+        (Once it has ended, ``_feed_batch`` drops the batch.)
         """
-        if self.closed.is_set():
-            return
         try:
             self._feed_batch(batch)
         except ConnectionClosed as exc:

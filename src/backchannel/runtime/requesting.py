@@ -106,7 +106,7 @@ class Requesting(ConnectionBase):
             cancelled = False
             if (
                 method != "initialize"
-                and not self.closed.is_set()
+                and not self._ended
                 and self.session.cancel(request_id, "the caller stopped waiting") is not None
             ):
                 cancelled = True
@@ -120,8 +120,7 @@ class Requesting(ConnectionBase):
             if operation is not None:
                 self._sent_finished(request_id, waiter)
             self._waiters.pop(request_id, None)
-            task_id = self.session.task_created_by(request_id) if on_progress is not None else None
-            if on_progress is not None and task_id is not None:
+            if on_progress is not None and (task_id := self.session.task_created_by(request_id)) is not None:
                 self._progress[request_id] = on_progress  # the task's; the clock (and its wrapper) are done
                 self._task_progress[task_id] = request_id
             else:
