@@ -14,6 +14,7 @@ __all__ = ["TIMED_OUT", "ProgressCallback", "RequestClocks", "extending"]
 
 import asyncio
 import contextlib
+import contextvars
 import math
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
@@ -96,7 +97,11 @@ class RequestClocks:
     def _set_timer(self, when: float) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        self._timer = asyncio.get_running_loop().call_at(when, self._expire)
+        # In an empty context, not the caller's: a timer holds its context until it fires, and
+        # the caller is often a handler whose context holds its ``Context`` (and through it the
+        # connection). A session ended while its tool waited 10 minutes on ``ctx.elicit`` stayed
+        # in memory that long.
+        self._timer = asyncio.get_running_loop().call_at(when, self._expire, context=contextvars.Context())
         self._timer_at = when
 
     def _expire(self) -> None:
