@@ -224,16 +224,25 @@ def jwt_auth(issuer: str, jwks_uri: str, **options: Any) -> Callable[[str], Reso
 
 @contextlib.asynccontextmanager
 async def serving(
-    server: Server, make_auth: Callable[[str], ResourceAuth], *, path: str = "/mcp", **app_options: Any
+    server: Server,
+    make_auth: Callable[[str], ResourceAuth],
+    *,
+    path: str = "/mcp",
+    ours: bool = False,
+    **app_options: Any,
 ) -> AsyncIterator[tuple[str, HttpApp]]:
-    """``server`` protected by ``make_auth(its URL)`` under uvicorn on a free loopback port;
-    yields (the endpoint's URL, the app)."""
+    """``server`` protected by ``make_auth(its URL)`` under uvicorn (``ours``: ``run_http``'s own
+    HTTP server) on a free loopback port; yields (the endpoint's URL, the app)."""
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     url = f"http://127.0.0.1:{sock.getsockname()[1]}{path}"
     app = server.http_app(path, auth=make_auth(url), **app_options)
+    if ours:
+        async with _on_our_server(app, sock):
+            yield url, app
+        return
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
     runner = uvicorn.Server(config)
     runner.capture_signals = contextlib.nullcontext  # type: ignore[method-assign, assignment]
@@ -247,6 +256,25 @@ async def serving(
         runner.should_exit = True
         with contextlib.suppress(asyncio.CancelledError, TimeoutError):
             await asyncio.wait_for(task, 5)
+        sock.close()
+
+
+@contextlib.asynccontextmanager
+async def _on_our_server(app: Any, sock: socket.socket) -> AsyncIterator[None]:
+    from backchannel.testing import within
+    from backchannel.transports.http.serving import HttpServer
+
+    runner = HttpServer(app, grace=1.0)
+    task = asyncio.get_running_loop().create_task(runner.serve(sock=sock, signals=False))
+    try:
+        await within(lambda: runner.started or task.done(), timeout=5)
+        if task.done():
+            task.result()
+        yield
+    finally:
+        runner.stop()
+        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(task, 10)
         sock.close()
 
 

@@ -8,7 +8,8 @@
 //   "resources": [{"match": "<regex>", "scope": "mcp mcp:admin", "format": "jwt" | "opaque", "ttl": 600}],
 //   "scopes": ["mcp", ...],                     // scope values clients may register with
 //   "clients": [{client_id, client_secret, grant_types, response_types, redirect_uris, ...}],
-//   "account": "alice"                          // who logs in when the interaction runs
+//   "account": "alice",                         // who logs in when the interaction runs
+//   "control": false                            // true: the test endpoints below
 // }
 //
 // A resource indicator (RFC 8707) is served by the first entry whose regex matches it (any other
@@ -21,6 +22,12 @@
 // Logging in is automatic (no page): the interaction logs in `config.account` (or the request's
 // login_hint) and grants every scope the client asked for. So a client's "browser" only has to
 // follow redirects (keeping cookies) from the authorization URL to its redirect URI.
+//
+// With "control": GET /control/jwks-fetches answers {"fetches": N}, how often the JWKS was asked
+// for; POST /control/hold-jwks makes JWKS requests wait (a slow network) until POST
+// /control/release-jwks answers them all; POST /control/rotate replaces the signing keys with new
+// ones (new kids, the old keys withdrawn) and answers {"kids": [...]}: the provider is made anew
+// with them (clients are static configuration, and the tests' grants live no longer than one request).
 //
 // Prints ONE JSON line on stdout once listening: {"issuer": "http://127.0.0.1:PORT", "port": PORT}.
 // Stops on SIGTERM or when stdin closes.
@@ -45,9 +52,10 @@ function signingKey(alg, kid) {
   return { ...privateKey.export({ format: "jwk" }), alg, kid, use: "sig" };
 }
 
-const provider = new Provider(issuer, {
+let generation = 1;
+const makeProvider = () => new Provider(issuer, {
   clients: config.clients ?? [],
-  jwks: { keys: [signingKey("ES256", "es256-1"), signingKey("RS256", "rs256-1")] },
+  jwks: { keys: [signingKey("ES256", `es256-${generation}`), signingKey("RS256", `rs256-${generation}`)] },
   cookies: { keys: ["backchannel-test-cookie-key"] },
   findAccount: async (ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) }),
   // Resource scopes too: clients name them when they register (RFC 7591 "scope").
@@ -80,6 +88,7 @@ const provider = new Provider(issuer, {
   clientDefaults: { grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] },
   interactions: { url: async (ctx, interaction) => `/interaction/${interaction.uid}` },
 });
+let provider = makeProvider();
 
 async function interact(req, res) {
   const details = await provider.interactionDetails(req, res);
@@ -102,8 +111,45 @@ async function interact(req, res) {
   await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: true });
 }
 
-const callback = provider.callback();
+let callback = provider.callback();
+let jwksFetches = 0;
+let heldJwks = null; // while held: the JWKS requests waiting for their answer
+
+function control(req, res) {
+  res.setHeader("content-type", "application/json");
+  if (req.method === "GET" && req.url === "/control/jwks-fetches") {
+    res.end(JSON.stringify({ fetches: jwksFetches }));
+  } else if (req.method === "POST" && req.url === "/control/hold-jwks") {
+    heldJwks ??= [];
+    res.end("{}");
+  } else if (req.method === "POST" && req.url === "/control/release-jwks") {
+    const waiting = heldJwks ?? [];
+    heldJwks = null;
+    for (const answer of waiting) answer();
+    res.end(JSON.stringify({ released: waiting.length }));
+  } else if (req.method === "POST" && req.url === "/control/rotate") {
+    generation += 1;
+    provider = makeProvider();
+    callback = provider.callback();
+    res.end(JSON.stringify({ kids: [`es256-${generation}`, `rs256-${generation}`] }));
+  } else {
+    res.statusCode = 404;
+    res.end("{}");
+  }
+}
+
 server.on("request", (req, res) => {
+  if (config.control && req.url.startsWith("/control/")) {
+    control(req, res);
+    return;
+  }
+  if (req.url === "/jwks") {
+    jwksFetches += 1;
+    if (heldJwks) {
+      heldJwks.push(() => callback(req, res));
+      return;
+    }
+  }
   if (req.url.startsWith("/interaction/")) {
     interact(req, res).catch((error) => {
       res.statusCode = 500;

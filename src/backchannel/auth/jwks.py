@@ -4,8 +4,13 @@ The keys are fetched on first use and again once ``refresh`` seconds old (rotati
 publication). A token signed with a key we do not hold (its ``kid`` is unknown: the server
 rotated since we fetched) makes us fetch again at once, but at most once per
 ``refetch_interval`` seconds: a stream of tokens with made-up ``kid`` values costs the
-authorization server one request per interval, not one per token. Concurrent requests that
-need a fetch share it.
+authorization server one request per interval, not one per token.
+
+A fetch in flight is everyone's: a request that arrives while one is under way waits for its
+answer before it looks for its key, whether the cache is cold (no keys yet) or the fetch is
+the refetch for a rotated key. So eight requests at once to a fresh server, or with a newly
+published key, cost one fetch and are all answered from it (none is refused because "the keys
+were fetched a moment ago").
 """
 
 from __future__ import annotations
@@ -62,8 +67,9 @@ class KeyCache:
         Raises ``InvalidToken`` when no such key is published (after the bounded refetch),
         ``VerifierUnavailable`` when the keys could never be fetched."""
         if self.jwks_uri is not None:
-            now = self._clock()
-            if self._fetched_at is None or now - self._fetched_at >= self.refresh:
+            if self._fetching is not None:  # its answer may hold our key: wait for it, don't judge without it
+                await self._fetch()
+            if self._fetched_at is None or self._clock() - self._fetched_at >= self.refresh:
                 await self._fetch()
             elif self._keys is None:  # never fetched yet: the server is down, not the token bad
                 if not self._may_refetch():
@@ -89,19 +95,24 @@ class KeyCache:
         return next((key for key in candidates if key.kid == kid), None)
 
     async def _fetch(self) -> None:
-        if self._fetching is None:
-            self._fetching = asyncio.ensure_future(self._download())
+        """Join the fetch in flight, or start one; returns once it has ended (raises what it raised)."""
         fetching = self._fetching
-        try:
-            await asyncio.shield(fetching)
-        finally:
-            if self._fetching is fetching and fetching.done():
-                self._fetching = None
+        if fetching is None:
+            self.fetches += 1
+            self._fetched_at = self._clock()  # a failure counts too: the refetch bound holds while it is down
+            fetching = self._fetching = asyncio.ensure_future(self._download())
+            fetching.add_done_callback(self._fetched)
+        await asyncio.shield(fetching)  # one waiter cancelled does not cancel the others' fetch
+
+    def _fetched(self, fetching: asyncio.Future[None]) -> None:
+        # Runs before any waiter resumes: from then on a new request judges by what was fetched.
+        if self._fetching is fetching:
+            self._fetching = None
+        if not fetching.cancelled():
+            fetching.exception()  # (retrieved: every waiter may have been cancelled)
 
     async def _download(self) -> None:
         assert self.jwks_uri is not None
-        self.fetches += 1
-        self._fetched_at = self._clock()  # a failure counts too: the refetch bound holds while it is down
         try:
             if self._http is not None:
                 response = await self._http.get(self.jwks_uri, timeout=self.timeout)
@@ -111,7 +122,7 @@ class KeyCache:
             response.raise_for_status()
             document: Any = response.json()
             keys = KeySet.import_key_set(document)
-        except (httpx2.HTTPError, ValueError, TypeError, KeyError, JoseError) as failure:
+        except (httpx2.HTTPError, ValueError, TypeError, KeyError, JoseError, RecursionError) as failure:
             logger.warning("the JWKS at %s could not be fetched: %s", self.jwks_uri, failure)
             if self._keys is None:
                 raise VerifierUnavailable(_UNREACHABLE) from None
