@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Collection
 
 from joserfc import jws, jwt
-from joserfc.errors import JoseError
+from joserfc.errors import InvalidPayloadError, JoseError
 from joserfc.jwk import Key, import_key
 
 from ..state.store import StateStore, slot_of
@@ -43,6 +43,16 @@ _PROOFS_PER_KEY = 100_000  # live jti records one key may hold before its proofs
 
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _normalized(url: object) -> str | None:
+    """``url`` as ``htu`` compares, or None when it is no URL (not text, or a port that is none)."""
+    if not isinstance(url, str):
+        return None
+    try:
+        return normalized_url(url)
+    except ValueError:
+        return None
 
 
 def access_token_hash(token: str) -> str:
@@ -92,8 +102,7 @@ class Dpop:
             raise InvalidDpopProof("the proof is not signed by the key the access token is bound to")
         if claims.get("htm") != method:
             raise InvalidDpopProof(f"the proof is for {claims.get('htm')!r}, not {method}")
-        htu = claims.get("htu")
-        if not isinstance(htu, str) or normalized_url(htu) not in {normalized_url(url) for url in urls}:
+        if _normalized(claims.get("htu")) not in {_normalized(url) for url in urls} - {None}:
             raise InvalidDpopProof("the proof's 'htu' is not this request's URL")
         iat = claims.get("iat")
         now = self.clock()
@@ -119,7 +128,7 @@ class Dpop:
     def _verified(self, proof: str) -> tuple[Key, dict[str, object]]:
         try:
             header = jws.extract_compact(proof.encode("ascii")).protected
-        except (JoseError, ValueError, UnicodeEncodeError):
+        except (JoseError, ValueError, UnicodeEncodeError, RecursionError):  # (JSON nested past the stack)
             raise InvalidDpopProof("the DPoP header is not a signed JWT") from None
         if header.get("typ") != "dpop+jwt":
             raise InvalidDpopProof("the proof's type is not 'dpop+jwt'")
@@ -135,6 +144,8 @@ class Dpop:
             raise InvalidDpopProof("the proof's 'jwk' header is not a public key")
         try:
             claims = jwt.decode(proof, key, algorithms=[alg]).claims
+        except (InvalidPayloadError, RecursionError):  # signed, but no claims we can read (nested past the stack)
+            raise InvalidDpopProof("the proof's claims could not be read as a JSON object") from None
         except JoseError:
             raise InvalidDpopProof("the proof's signature does not verify") from None
         return key, claims

@@ -38,7 +38,7 @@ from .errors import (
     UseDpopNonce,
 )
 from .principal import Principal, TokenVerifier
-from .urls import audience_form
+from .urls import audience_form, normalized_url
 
 if TYPE_CHECKING:
     from .dpop import Dpop
@@ -200,12 +200,19 @@ class ResourceAuth:
 
     def urls_for(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> list[str]:
         """The URLs a DPoP proof's ``htu`` may name for this request: the public one (the resource's
-        origin and the request's path, right behind a TLS-terminating proxy) and the one it reached."""
+        origin and the request's path, right behind a TLS-terminating proxy) and the one it reached.
+        Raises ``InvalidRequest`` (400, RFC 9112 §3.2) for a ``Host`` that is no ``host[:port]``
+        (``:abc``, ``:99999``) when DPoP is on."""
         path = scope.get("path", "/")
         urls = [self._origin + path]
         host = headers.get("host")
-        if host:
-            urls.append(f"{scope.get('scheme', 'http')}://{host}{path}")
+        if host and self.dpop is not None:  # (only a proof's check reads them)
+            url = f"{scope.get('scheme', 'http')}://{host}{path}"
+            try:
+                normalized_url(url)
+            except ValueError:
+                raise InvalidRequest(f"the Host header {host[:100]!r} is not a valid host[:port]") from None
+            urls.append(url)
         return urls
 
     # ------------------------------------------------------------ answers

@@ -35,7 +35,7 @@ from typing import Any
 
 import httpx2
 from joserfc import jws, jwt
-from joserfc.errors import JoseError
+from joserfc.errors import InvalidPayloadError, JoseError
 from joserfc.jwk import KeySet
 
 from .errors import InvalidToken, VerifierUnavailable
@@ -145,7 +145,7 @@ class JwtVerifier:
     async def verify(self, token: str) -> Principal:
         try:
             header = jws.extract_compact(token.encode("ascii")).protected
-        except (JoseError, ValueError, UnicodeEncodeError):
+        except (JoseError, ValueError, UnicodeEncodeError, RecursionError):  # (JSON nested past the stack)
             raise InvalidToken("the access token is not a signed JWT") from None
         alg = header.get("alg")
         if not isinstance(alg, str) or alg not in self.algorithms:
@@ -157,6 +157,8 @@ class JwtVerifier:
         key = await self.keys.key_for(kid if isinstance(kid, str) else None, _KEY_TYPES.get(alg[:2], ""))
         try:
             claims = jwt.decode(token, key, algorithms=[alg]).claims
+        except (InvalidPayloadError, RecursionError):  # signed, but no claims we can read (nested past the stack)
+            raise InvalidToken("the token's claims could not be read as a JSON object") from None
         except JoseError:
             raise InvalidToken("the token's signature does not verify") from None
         if "exp" not in claims:
@@ -228,7 +230,7 @@ class IntrospectionVerifier:
                     response = await http.post(self.endpoint, data=form, auth=self._auth)
             response.raise_for_status()
             answer = response.json()
-        except (httpx2.HTTPError, ValueError) as failure:
+        except (httpx2.HTTPError, ValueError, RecursionError) as failure:
             logger.warning("introspection at %s failed: %s", self.endpoint, failure)
             raise VerifierUnavailable("the token could not be checked with its authorization server") from None
         if not isinstance(answer, dict):
