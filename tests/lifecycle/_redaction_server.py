@@ -37,9 +37,22 @@ SECRETS = (
     "trace-token-52",
     "ada@example.com",
     "MIIEowIBAAKCAQEA",
+    "bare-key-53",
+    "salt-54",
+    "sig-55",
 )
 #: What must still be readable next to them.
-KEPT = ("max_tokens", "4096", "tokens_used", "db.example.com", "ada-the-user", "shipping-77")
+KEPT = ("max_tokens", "4096", "tokens_used", "db.example.com", "ada-the-user", "shipping-77", "kb-56", "mk-57", "sk-59")
+#: Bare ``key``, ``salt`` and ``signature`` are secrets; names with those letters in them are not (#26, item 13).
+SIGNED = {
+    "key": "bare-key-53",
+    "salt": "salt-54",
+    "signature": "sig-55",
+    "keyboard": "kb-56",
+    "monkey": "mk-57",
+    "key_count": 58,
+    "sort_key": "sk-59",
+}
 
 
 @dataclasses.dataclass
@@ -85,6 +98,7 @@ def payload() -> dict[Any, Any]:
         ("contact", "ada@example.com"): "a tuple key",
         "pem": "-----BEGIN PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END PRIVATE KEY-----",
         "usage": {"max_tokens": 4096, "tokens_used": 12},
+        "signed": SIGNED,
         "cycle": looped,
     }
 

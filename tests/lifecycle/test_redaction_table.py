@@ -26,7 +26,7 @@ import msgspec
 import pydantic
 import pytest
 from _lifecycle_harness import ERAS, run, serving
-from _redaction_server import KEPT, SECRETS
+from _redaction_server import KEPT, SECRETS, SIGNED
 from _redaction_server import server as fixture_server
 
 from backchannel.server import Context, Server
@@ -174,7 +174,7 @@ CASES: list[tuple[str, Any, tuple[str, ...], tuple[str, ...]]] = [
             "shipping": "ship-510",
             "progressToken": "pt-511",
             "token_type": "Bearer",
-            "key": "sort-512",
+            "sort_key": "sort-512",
         },
         (),
         (
@@ -384,6 +384,15 @@ SENSITIVE = [
     "github_token",
     "bearer",
     "jwt",
+    "key",  # issue #26, item 13: bare key, salt and signature
+    "Key",
+    "_key",
+    "salt",
+    "password_salt",
+    "signature",
+    "request_signature",
+    "X-Hub-Signature-256",
+    "webhookSignature",
 ]
 NOT_SENSITIVE = [
     "tokens_used",
@@ -404,11 +413,20 @@ NOT_SENSITIVE = [
     "spinner",
     "options",
     "shipping",
-    "key",
     "primary_key",
     "sort_key",
     "cache_key",
     "keys",
+    "key_count",
+    "key_id",
+    "keyboard",
+    "basalt",
+    "salt_rounds",
+    "saltRounds",
+    "function_signature",
+    "typeSignature",
+    "signature_algorithm",
+    "signature_version",
     "oauth",
     "tokenizer",
     "secretary",
@@ -525,6 +543,8 @@ def test_no_secret_reaches_the_wire_from_ctx_log_or_client_log_handler_lg09_lg15
             first, *handled = logs.messages
             assert first["logger"] == "[REDACTED:email]"  # "billing.ada@..." is one address
             assert first["data"]["usage"] == {"max_tokens": 4096, "tokens_used": 12}
+            hidden = {"key", "salt", "signature"}  # bare; the look-alikes arrive as they were
+            assert first["data"]["signed"] == {k: "[REDACTED]" if k in hidden else v for k, v in SIGNED.items()}
             assert first["data"]["dataclass"] == [{"user": "ada-the-user", "password": "[REDACTED]"}]
             assert [m["logger"] for m in handled] == ["redaction.app"] * 4
             assert [m["data"]["message"].splitlines()[0] for m in handled] == [

@@ -8,7 +8,8 @@ send and that the JSON encoder can always write:
 - **Under a sensitive key** (any depth, any mapping), the value becomes
   ``"[REDACTED]"``, whatever it is; ``None``, ``True`` and ``False`` stay (they
   tell nothing). Which keys are sensitive, and why ``max_tokens`` is not, is
-  the word rule in ``server/secret_patterns.py``. Keys are strings on the way
+  the word rule in ``server/secret_patterns.py`` (whole words: ``key`` alone is
+  a secret, ``keyboard``, ``monkey`` and ``cache_key`` are not). Keys are strings on the way
   out (``str()`` of any other key) and are redacted as text too.
 - **In text** (strings, and keys), each secret of a known shape becomes
   ``[REDACTED:label]`` (``DEFAULT_PATTERNS``), and in ``key=value``,
@@ -36,7 +37,7 @@ distinct key is cached.
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_KEYS", "DEFAULT_PATTERNS", "REDACTED", "Redactor"]
+__all__ = ["BARE_KEYS", "DEFAULT_KEYS", "DEFAULT_PATTERNS", "REDACTED", "Redactor"]
 
 import contextlib
 import copy
@@ -53,10 +54,12 @@ from typing import Any
 import msgspec
 
 from .secret_patterns import (
+    BARE_KEYS,
     DEFAULT_KEYS,
     DEFAULT_PATTERNS,
     PROPERTY_WORDS,
     REDACTED,
+    SIGNATURE_KINDS,
     TOKEN_COUNTERS,
     TRIGGERS,
     VALIDATORS,
@@ -82,6 +85,7 @@ class Redactor:
 
     ``keys`` replaces the sensitive key phrases and ``patterns`` the (label, regex)
     value patterns; extend the defaults with ``(*DEFAULT_KEYS, "badge_number")``.
+    ``bare_keys`` are the names that are secrets only as the whole key (``key``).
     """
 
     def __init__(
@@ -89,9 +93,12 @@ class Redactor:
         keys: Iterable[str] = DEFAULT_KEYS,
         patterns: Iterable[tuple[str, str]] = DEFAULT_PATTERNS,
         *,
+        bare_keys: Iterable[str] = BARE_KEYS,
         max_depth: int = _MAX_DEPTH,
     ) -> None:
         self.keys = tuple(keys)
+        self.bare_keys = tuple(bare_keys)
+        self._bare = frozenset(tuple(words) for words in map(key_words, self.bare_keys) if words)
         self.max_depth = max_depth
         self._key_cache: dict[str, tuple[str, bool]] = {}
         self._hide: Callable[[str], str] | None = None
@@ -189,10 +196,13 @@ class Redactor:
         return cached
 
     def _names_secret(self, key: str) -> bool:
+        words = key_words(key)
+        if tuple(words) in self._bare:
+            return True
         # Split run-together words that end in a phrase ("dbpassword" -> "db", "password"),
         # preferring the longest phrase.
         expanded: list[str] = []
-        for word in key_words(key):
+        for word in words:
             for base, plural in _forms(word):
                 cut = next((n for n in range(len(base), _MIN_SUFFIX - 1, -1) if base[-n:] in self._run_together), 0)
                 if cut:
@@ -211,6 +221,8 @@ class Redactor:
                     if any(after in PROPERTY_WORDS for after in expanded[end:]):
                         continue
                     if base == "token" and any(before in TOKEN_COUNTERS for before in expanded[:start]):
+                        continue
+                    if base == "signature" and any(before in SIGNATURE_KINDS for before in expanded[:start]):
                         continue
                     return True
         return False
@@ -233,7 +245,7 @@ class Redactor:
         if self._hide is not None:
             text = self._hide(text)
         text = self._shapes(text)  # (compiles first: self._key_values is set from then on)
-        return self._key_values(text, self.sensitive_key) if self._phrases else text
+        return self._key_values(text, self.sensitive_key) if self._phrases or self._bare else text
 
     def _shapes(self, text: str) -> str:
         if not self._compiled:

@@ -19,6 +19,15 @@ key name a fact *about* a secret rather than the secret, and keep its value:
   sampling), and the tokens that are not credentials (``progressToken``,
   ``next_page_token``).
 
+``signature`` has its own such words: a ``function_signature`` or ``type_signature`` is code
+(``SIGNATURE_KINDS``), a ``request_signature`` or ``X-Hub-Signature-256`` a credential.
+
+A few words are secrets only as the whole key name (``BARE_KEYS``): ``{"key": ...}`` is
+redacted, while ``cache_key``, ``sort_key``, ``primary_key``, ``keys`` and ``key_count`` stay
+readable (the kinds of key that are secrets are phrases of their own: ``api_key``,
+``private_key``...). Words are whole words in every rule: ``keyboard``, ``monkey`` and
+``basalt`` are not ``key`` or ``salt``.
+
 Words that merely start like a secret (``passwordless_enabled``, ``tokenizer``,
 ``secretary``) are not secrets. When in doubt the rule redacts: a leaked secret
 costs more than a hidden counter.
@@ -43,11 +52,13 @@ checks; add a pattern when a provider publishes a new prefix.
 from __future__ import annotations
 
 __all__ = [
+    "BARE_KEYS",
     "DEFAULT_KEYS",
     "DEFAULT_PATTERNS",
     "NOT_SECRET_VALUES",
     "PROPERTY_WORDS",
     "REDACTED",
+    "SIGNATURE_KINDS",
     "TOKEN_COUNTERS",
     "TRIGGERS",
     "VALIDATORS",
@@ -76,6 +87,8 @@ DEFAULT_KEYS: tuple[str, ...] = (
     "mnemonic",
     "seed_phrase",
     "recovery_phrase",
+    "salt",
+    "signature",
     # tokens and headers that carry them
     "token",
     "cookie",
@@ -140,6 +153,9 @@ DEFAULT_KEYS: tuple[str, ...] = (
     "passport_number",
 )
 
+#: Names that are a secret only as the whole key (``key``; not ``cache_key`` or ``keys``).
+BARE_KEYS: tuple[str, ...] = ("key",)
+
 #: After a secret's phrase, these words make the key a property of the secret (kept).
 PROPERTY_WORDS: frozenset[str] = frozenset(
     {
@@ -191,6 +207,7 @@ PROPERTY_WORDS: frozenset[str] = frozenset(
         "remaining",
         "required",
         "rotated",
+        "rounds",
         "scheme",
         "size",
         "status",
@@ -252,6 +269,9 @@ TOKEN_COUNTERS: frozenset[str] = frozenset(
         "used",
     }
 )
+
+#: Before ``signature``, these words make it code, not a credential (``function_signature``).
+SIGNATURE_KINDS: frozenset[str] = frozenset({"call", "function", "method", "type"})
 
 #: Values after ``password:``/``token is`` in prose that are words, not secrets ("password is required").
 NOT_SECRET_VALUES: frozenset[str] = frozenset(
