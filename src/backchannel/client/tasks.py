@@ -92,6 +92,19 @@ class ToolTask:
             return asyncio.CancelledError()
         return self._outcome.exception() or self._outcome.result()
 
+    def __repr__(self) -> str:
+        """``<ToolTask 2 'deploy' id='t-9f' working, pending>``: the number, the tool, the
+        server's id, the last status, and what awaiting it gives once done (``result``, ``result
+        (isError)``, or ``error TaskCancelled``)."""
+        ended = self.outcome()
+        if ended is None:
+            held = "pending"
+        elif isinstance(ended, CallToolResult):
+            held = "result (isError)" if ended.is_error else "result"
+        else:
+            held = f"error {type(ended).__name__}"
+        return f"<ToolTask {self.number} {self.name!r} id={self.task_id!r} {self.state.status}, {held}>"
+
     def watch(self, callback: Watcher) -> None:
         """Call ``callback(task)`` after each change of ``state`` and once the task is done."""
         self._watchers.append(callback)

@@ -134,7 +134,8 @@ class TaskBoard:
             self.console.print(f"[red]{label} failed with error {ended.code}: {escape(ended.message)}[/]")
         elif isinstance(ended, TaskCancelled):
             said = f": {escape(task.state.status_message)}" if task.state.status_message else ""
-            self.console.print(f"[yellow]{label} was cancelled{said}.[/]")
+            end = "" if said.endswith((".", "!", "?")) else "."  # the server's message may end a sentence itself
+            self.console.print(f"[yellow]{label} was cancelled{said}{end}[/]")
         elif ended is not None:
             self.console.print(f"[red]{label} ended with {escape(type(ended).__name__)}: {escape(str(ended))}[/]")
         return None
