@@ -14,6 +14,8 @@ Conventions:
   (``omit_defaults=True``), so ``None`` never reaches the wire. A wire ``null`` for an
   optional field therefore decodes to ``None`` and is not re-emitted. The one exception
   is ``structuredContent``, where ``null`` is a legitimate value: it uses ``msgspec.UNSET``.
+  ``CallToolResult.is_error`` defaults to ``False``, which the schema says an absent
+  ``isError`` means; so ``isError: false`` is not re-emitted either.
 """
 
 from __future__ import annotations

@@ -83,12 +83,14 @@ class CallToolResult(Result, kw_only=True):
     """The answer to ``tools/call``.
 
     ``structuredContent`` (2025-06-18+) is an object up to 2025-11-25 and any JSON value
-    (including ``null``) in 2026-07-28; it is ``msgspec.UNSET`` when absent.
+    (including ``null``) in 2026-07-28; it is ``msgspec.UNSET`` when absent. ``is_error`` is
+    False unless the server said ``isError: true`` (the schema: "If not set, this is assumed to
+    be false"); False is the default, so it is left out when encoding, as an absent ``isError`` is.
     """
 
     content: list[ContentBlock]
     structured_content: Any | msgspec.UnsetType = msgspec.UNSET
-    is_error: bool | None = None
+    is_error: bool = False
 
 
 ToolListChangedNotificationParams: TypeAlias = NotificationParams
