@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import base64
+import tempfile
 from pathlib import Path
 
 import msgspec
+import pytest
 from _ui_harness import captured_console, text
 
 from backchannel.types.content import (
@@ -95,10 +97,14 @@ def test_audio_and_binary_resources_are_saved_too(tmp_path: Path) -> None:
     assert "binary content saved to" in shown()
 
 
-def test_the_save_directory_defaults_to_a_new_temporary_one() -> None:
+def test_the_save_directory_defaults_to_a_new_temporary_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The files are the person's to open after the session, so the code leaves them; the test
+    # makes its "temporary folder" one of pytest's, which pytest removes.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     renderer = Renderer(captured_console())
     path = renderer.save(base64.b64encode(PNG).decode(), "image/png", "../../evil name")
     assert path.read_bytes() == PNG and path.parent == renderer.save_dir
+    assert path.parent.parent == tmp_path and path.parent.name.startswith("backchannel-")
     assert path.name == "evil_name-1.png"
 
 
