@@ -19,6 +19,7 @@ from ..protocol.capabilities import has, require
 from ..protocol.events import RequestReceived
 from ..state.store import slot_of
 from ..types.errors import MissingCapability
+from ..types.field_revisions import versions_without
 from ..types.logging import LOG_LEVEL_RANK, LOGGING_LEVELS
 from ..types.versions import Era
 from . import elicitation, roots
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 CURRENT_CONTEXT: ContextVar[Context] = ContextVar("backchannel_context")
 
 T = TypeVar("T")
+#: The revisions whose progress notification has no ``message`` (2024-11-05).
+_NO_PROGRESS_MESSAGE = versions_without("ProgressNotificationParams", "message")
 
 
 class Context:
@@ -305,11 +308,13 @@ class Context:
         A no-op when the client asked for no progress. Values must increase;
         a value that does not, or one reported after the answer, raises
         ``LocalProtocolError`` and is not sent. A root the client marked sensitive
-        shows in ``message`` as ``[REDACTED:sensitive root]``.
+        shows in ``message`` as ``[REDACTED:sensitive root]``. A 2024-11-05 session gets no
+        ``message`` (that revision's progress has none).
         """
         if message:
-            hide = text_hider(self)
-            if hide is not None:
+            if self.request.version in _NO_PROGRESS_MESSAGE:
+                message = None  # 2024-11-05's progress has no message
+            elif (hide := text_hider(self)) is not None:
                 message = hide(message)
         if self.task is not None and self.task.begun:  # the record's status message (and the token)
             await self.task.progress(progress, total, message)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..protocol.events import RequestReceived
 from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound, ToolError
+from ..types.field_revisions import for_revision, trims
 from ..types.logging import LOG_LEVEL_RANK, LOGGING_LEVELS
 from ..types.versions import newer_first
 from .completion_request import complete_now, handle_complete
@@ -39,10 +40,13 @@ InlineRoute = Callable[["Server", RequestReceived, "Connection"], dict[str, Any]
 
 
 async def initialize(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    # What the agreed revision lacks is left out (the ``completions`` capability before 2025-03-26...).
+    version = request.version
+    capabilities = server.tasks.declare(server.capabilities(), request)
     result: dict[str, Any] = {
-        "protocolVersion": request.version,
-        "capabilities": server.tasks.declare(server.capabilities(), request),
-        "serverInfo": server.info,
+        "protocolVersion": version,
+        "capabilities": for_revision("ServerCapabilities", capabilities, version),
+        "serverInfo": for_revision("Implementation", server.info, version),
     }
     if server.instructions:
         result["instructions"] = server.instructions
@@ -71,10 +75,21 @@ def _cache_hints(server: Server, request: RequestReceived) -> dict[str, Any]:
 
 
 def _page(
-    server: Server, kind: str, key: str, items: list[Any], request: RequestReceived, field: str = "definition"
+    server: Server,
+    kind: str,
+    key: str,
+    shape: str,
+    items: list[Any],
+    request: RequestReceived,
+    field: str = "definition",
 ) -> dict[str, Any]:
+    """A page of ``items``' definitions (each a ``shape``), without the fields the request's revision lacks."""
     page, next_cursor = paginate(kind, items, request.params.get("cursor"), server.page_size)
-    result: dict[str, Any] = {key: [getattr(item, field) for item in page], **_cache_hints(server, request)}
+    definitions = [getattr(item, field) for item in page]
+    version = request.version
+    if trims(shape, version):
+        definitions = [for_revision(shape, definition, version) for definition in definitions]
+    result: dict[str, Any] = {key: definitions, **_cache_hints(server, request)}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
     return result
@@ -84,22 +99,22 @@ async def list_tools(server: Server, request: RequestReceived, connection: Conne
     # Only 2025-11-25 has ``execution.taskSupport`` (the extension has the server decide).
     field = "handshake_definition" if request.version in CORE_TASK_VERSIONS else "definition"
     tools = visible(server.registry.scopes, "tool", server.registry.tools)  # what the caller's token may use
-    return _page(server, "tools", "tools", tools, request, field)
+    return _page(server, "tools", "tools", "Tool", tools, request, field)
 
 
 async def list_prompts(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
     prompts = visible(server.registry.scopes, "prompt", server.registry.prompts)
-    return _page(server, "prompts", "prompts", prompts, request)
+    return _page(server, "prompts", "prompts", "Prompt", prompts, request)
 
 
 async def list_resources(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
     resources = visible(server.registry.scopes, "resource", server.registry.resources)
-    return _page(server, "resources", "resources", resources, request)
+    return _page(server, "resources", "resources", "Resource", resources, request)
 
 
 async def list_templates(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
     templates = visible(server.registry.scopes, "template", {str(t.template): t for t in server.registry.templates})
-    return _page(server, "templates", "resourceTemplates", templates, request)
+    return _page(server, "templates", "resourceTemplates", "ResourceTemplate", templates, request)
 
 
 async def call_tool(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
@@ -128,7 +143,7 @@ async def call_tool(server: Server, request: RequestReceived, connection: Connec
             value = await call(tool.fn, kwargs)
     except InputRequired as needed:
         return _input_required(server, context, needed)
-    return tool.to_result(value)
+    return tool.to_result(value, request.version)
 
 
 async def complete(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
@@ -168,7 +183,7 @@ def call_tool_now(server: Server, request: RequestReceived, connection: Connecti
         if close is not None:
             close()
         return None
-    return tool.to_result(value)
+    return tool.to_result(value, request.version)
 
 
 _PLAIN_VALUES = frozenset({str, dict, list, tuple, int, float, bool, bytes, type(None)})

@@ -14,11 +14,14 @@ import msgspec
 
 from ..types.content import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
 from ..types.errors import InvalidParams, ToolError
+from ..types.field_revisions import versions_without
 from ..types.tools import CallToolResult
 from .content import Audio, Image, to_content
 from .definitions import wire_definition
 from .signature import InvalidArguments, OutputShape, ParameterSet, derive_output, derive_parameters
 
+#: The revisions without ``structuredContent`` (before 2025-06-18): their results carry only content.
+_NO_STRUCTURED_CONTENT = versions_without("CallToolResult", "structuredContent")
 # SEP-986: 1-128 characters from this set.
 _encode_json = msgspec.json.encode
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
@@ -115,18 +118,23 @@ class RegisteredTool:
             ("_meta", self.meta),
         )
 
-    def to_result(self, value: Any) -> dict[str, Any]:
-        """A handler's return value as a ``CallToolResult``."""
+    def to_result(self, value: Any, version: str | None = None) -> dict[str, Any]:
+        """A handler's return value as a ``CallToolResult`` of revision ``version`` (the newest
+        shape when None): ``structuredContent`` only where the revision has it (2025-06-18+)."""
         if isinstance(value, CallToolResult):
-            return msgspec.to_builtins(value)  # type: ignore[no-any-return]
-        if self.output.output_schema is None:
+            result: dict[str, Any] = msgspec.to_builtins(value)
+        elif self.output.output_schema is None:
             return {"content": to_content(value)}
-        structured = self.output.structure(value)
-        # For clients that read only content, the same data as JSON text (the spec's SHOULD).
-        return {
-            "content": [{"type": "text", "text": _encode_json(structured).decode()}],
-            "structuredContent": structured,
-        }
+        else:
+            structured = self.output.structure(value)
+            # For clients that read only content, the same data as JSON text (the spec's SHOULD).
+            result = {
+                "content": [{"type": "text", "text": _encode_json(structured).decode()}],
+                "structuredContent": structured,
+            }
+        if "structuredContent" in result and version in _NO_STRUCTURED_CONTENT:
+            return _without_structured(result)
+        return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +205,16 @@ def _passthrough(parameters: ParameterSet, input_schema: dict[str, Any], name: s
         _closed=closed,
         _patterns=tuple(patterns),
     )
+
+
+def _without_structured(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` for a revision without ``structuredContent``: its JSON text stands in for it
+    when the content does not carry it already (no content at all)."""
+    structured = result["structuredContent"]
+    kept = {key: item for key, item in result.items() if key != "structuredContent"}
+    if not kept.get("content") and structured is not None:
+        kept["content"] = [{"type": "text", "text": _encode_json(structured).decode()}]
+    return kept
 
 
 def tool_failed(error: ToolError) -> dict[str, Any]:
