@@ -231,17 +231,24 @@ class Connection(Requesting):
 
     async def _run_handler(self, request: RequestReceived) -> None:
         try:
-            result = await self.handler.handle_request(request, self)
+            result: dict[str, Any] | None = None
+            failure: Exception | None = None
+            try:
+                result = await self.handler.handle_request(request, self)
+            except Exception as exc:
+                failure = exc
+            if self._progressed and request.id in self._progressed:
+                await self._let_progress_be_read(request.id)
         except asyncio.CancelledError:
             # Cancelled by the peer, or we are shutting down: either way no answer is sent.
+            if self._progressed:
+                self._progressed.discard(request.id)
             self.session.forget(request.id)
             if self._served_operations is not None:
                 self._served_unanswered(request.id)
             return
-        except Exception as exc:
-            self._answer_with_outcome(request, None, exc)
         else:
-            self._answer_with_outcome(request, result, None)
+            self._answer_with_outcome(request, result, failure)
         finally:
             self._tasks.pop(request.id, None)
         # Each HTTP answer has its own response, and with no other handler running there is no
@@ -250,6 +257,16 @@ class Connection(Requesting):
             self._flush()
         else:
             self._schedule_flush()
+
+    async def _let_progress_be_read(self, request_id: RequestId) -> None:
+        """The handler of ``request_id`` reported progress and is done: write that progress now,
+        and let the peer read it before the answer is queued (``Transport.progress_read``: the
+        TypeScript SDK drops progress it reads in one chunk with the answer). Only such answers
+        wait; the peer may still cancel meanwhile, and then gets none."""
+        assert self._progressed is not None
+        self._progressed.discard(request_id)
+        self._flush()
+        await self.transport.progress_read()
 
     def _answer_with_outcome(
         self, request: RequestReceived, result: dict[str, Any] | None, failure: Exception | None
@@ -303,6 +320,10 @@ class Connection(Requesting):
         messages (a cancellation) are read and the output drains."""
         if not self.session.send_progress(request_id, progress, total, message):
             return False
+        progressed = self._progressed
+        if progressed is None:
+            progressed = self._progressed = set()
+        progressed.add(request_id)
         if self._served_operations is not None:
             self._progress_sent(request_id, progress, total)
         if self._routes:

@@ -46,6 +46,10 @@ class ConnectionBase:
     #: Telemetry's records of the requests in flight (the peer's, ours), made when first needed.
     _served_operations: dict[RequestId, Operation] | None = None
     _sent_operations: dict[RequestId, Operation] | None = None
+    #: The peer's requests whose progress we sent and whose answer is still to come (made when
+    #: first needed: an idle HTTP session pays nothing for it). Such an answer lets the peer
+    #: read the progress first (``Connection._let_progress_be_read``).
+    _progressed: set[RequestId] | None = None
 
     def __init__(self, session: Session, transport: Transport) -> None:
         self.session = session

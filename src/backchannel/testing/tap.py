@@ -90,6 +90,9 @@ class Tap(Transport):
     async def drain(self) -> None:
         await self.inner.drain()
 
+    async def progress_read(self) -> None:
+        await self.inner.progress_read()
+
     async def close(self) -> None:
         await self.inner.close()
 

@@ -12,6 +12,8 @@ nothing to do; nothing is looked up by name. A transport must implement
 
 - ``start()``: connect before the first message (the HTTP client opens its pool);
 - ``drain()``: wait for output to shrink (backpressure);
+- ``progress_read()``: before an answer that follows its request's progress, let the peer read that
+  progress first (a loop turn; stdio: until the peer read it, bounded);
 - ``routes_by_request`` and ``write_routed``: send each message on the stream of the
   peer's request it belongs to (HTTP);
 - ``request_cancelled(request_id)``: the peer cancelled its request, so no answer will
@@ -102,6 +104,17 @@ class Transport(abc.ABC):
 
     async def drain(self) -> None:  # noqa: B027 - most transports have nothing to wait for
         """Wait until queued output is small enough to accept more input (backpressure)."""
+
+    async def progress_read(self) -> None:
+        """Called with a request's progress just written and its answer next: return when the
+        answer may follow without sharing a read with that progress.
+
+        The TypeScript SDK drops progress that it reads in one chunk with the request's answer
+        (it hands a notification to a microtask but a response to its handler at once, and the
+        response removes the request's progress handler). The default waits one loop turn, so
+        the answer leaves in a write of its own (a stream's writer takes the progress first);
+        stdio waits, bounded, until the peer has read the progress (``stdio_stream``)."""
+        await asyncio.sleep(0)
 
     def request_cancelled(self, request_id: RequestId) -> None:  # noqa: B027 - most have no stream per request
         """The peer cancelled its request ``request_id``: no answer will be written for it.
