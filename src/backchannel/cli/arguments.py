@@ -7,7 +7,7 @@ the option, with exit status 2, before anything starts.
 
 from __future__ import annotations
 
-__all__ = ["LOG_LEVELS", "build_parser", "plain_help"]
+__all__ = ["LOG_LEVELS", "build_parser", "is_argument_word", "plain_help", "tool_arguments"]
 
 import argparse
 import ipaddress
@@ -93,6 +93,27 @@ def build_parser(call_help: bool = False) -> tuple[argparse.ArgumentParser, dict
         help="HTTP: also serve the deprecated HTTP+SSE transport of 2024-11-05 (GET /sse, POST /messages/) "
         "for old clients; one worker only",
     )
+    run.add_argument(
+        "--allow-host",
+        action="append",
+        default=None,
+        type=_allowed_host,
+        metavar="NAME",
+        help="HTTP: a Host the server answers besides loopback names, as NAME, NAME:PORT or NAME:* "
+        "(repeatable; the public name behind a proxy; * allows any): others get 403 (DNS rebinding)",
+    )
+    run.add_argument(
+        "--allow-origin",
+        action="append",
+        default=None,
+        type=_allowed_origin,
+        metavar="ORIGIN",
+        help="HTTP: a browser Origin allowed besides local pages, as scheme://host[:port|:*] (repeatable; "
+        "* allows any)",
+    )
+    run.add_argument(
+        "--debug", action="store_true", help="show the traceback of a failed start or of Ctrl-C, not one line"
+    )
     connect = commands.add_parser(
         "connect",
         help="an interactive session with a server: a command to spawn (stdio) or an http(s):// URL",
@@ -116,6 +137,9 @@ def build_parser(call_help: bool = False) -> tuple[argparse.ArgumentParser, dict
     )
     logout.add_argument("url", type=_http_url, metavar="URL", help="the server's http(s):// URL, as given to connect")
     _call_parser(commands, call_help)
+    from .install import add_install_parser
+
+    add_install_parser(commands)
     return parser, dict(commands.choices)
 
 
@@ -185,13 +209,16 @@ def _call_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], 
     )
     call.add_argument(
         "target",
+        nargs="?",  # (required: main.py says so, once it has taken back what --args took of the positionals)
         metavar="TOOL",
         help="the tool, with the server after --; in the older form, the server's command line "
         "in one argument ('python server.py') or its URL, followed by the tool",
     )
     call.add_argument("tool", nargs="?", default=None, help=argparse.SUPPRESS)
+    # Several words (--args a=2 b=40) as well as one: main.py gives back the words that are not
+    # key=value (a TOOL after the option), then checks the arguments' form with tool_arguments.
     call.add_argument(
-        "--args", default=None, type=_tool_arguments, help="the arguments: a JSON object, or key=value words"
+        "--args", default=None, nargs="+", metavar="ARGS", help="the arguments: a JSON object, or key=value words"
     )
     # Read (and refused with one line, status 2) before the server is started: ui/batch.py.
     call.add_argument("--answers", default=None, metavar="FILE", help="answers to the server's questions (JSON)")
@@ -298,12 +325,54 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _tool_arguments(text: str) -> str:
-    """Checked for form only (JSON object, or key=value words); read against the tool's schema later."""
+def tool_arguments(words: list[str]) -> str:
+    """``--args`` as the text ``parse_arguments`` reads, checked for form only (JSON object, or
+    key=value words; read against the tool's schema later): one word as it is, several quoted
+    so that each stays one word (``--args a=2 'city=New York'``)."""
+    import shlex
+
     from ..ui.commands import CommandError, parse_arguments
 
+    text = words[0] if len(words) == 1 else shlex.join(words)
     try:
         parse_arguments(text)
     except CommandError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
+
+
+def is_argument_word(word: str) -> bool:
+    """A word ``--args`` takes: ``key=value``, or a JSON object."""
+    return word.lstrip().startswith("{") or "=" in word.partition(" ")[0]
+
+
+def _allowed_host(text: str) -> str:
+    """``NAME``, ``NAME:PORT`` or ``NAME:*`` (an IPv6 address in brackets), or ``*``."""
+    if text == "*":
+        return text
+    name, port = text, ""
+    if text.startswith("["):
+        end = text.find("]")
+        name, port = text[: end + 1], text[end + 1 :]
+        if end < 0 or (port and not port.startswith(":")):
+            raise argparse.ArgumentTypeError(f"{text!r} is not NAME, NAME:PORT or NAME:*")
+        port = port[1:]
+    elif ":" in text:
+        name, _, port = text.rpartition(":")
+    if not name:
+        raise argparse.ArgumentTypeError(f"{text!r} has no host name")
+    _host(name)
+    if port and port != "*":
+        _port(port)
+    return text.lower()
+
+
+def _allowed_origin(text: str) -> str:
+    """``scheme://host``, ``scheme://host:port`` or ``scheme://host:*``, or ``*``."""
+    if text == "*":
+        return text
+    scheme, sep, rest = text.partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or not rest or "/" in rest:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an origin: scheme://host[:port] (https://app.example.com)")
+    _allowed_host(rest)
+    return text.lower()

@@ -17,7 +17,8 @@ _PREFERRED = ("server", "mcp", "app")
 
 
 class TargetError(ValueError):
-    """The target names no file, module or ``Server`` that can be served; the message says which."""
+    """The target names no file, module or ``Server`` that can be served; the message says which.
+    When the user's code failed to import, its exception is the ``__cause__`` (for ``--debug``)."""
 
 
 def load_server(target: str) -> Server:
@@ -63,6 +64,8 @@ def _import(where: str) -> Any:
             spec.loader.exec_module(module)
         except SignatureError as exc:  # says in one line what to change: pydantic's traceback would bury it
             raise TargetError(str(exc)) from None
+        except Exception as exc:
+            raise TargetError(f"{where} failed to import: {_failure(exc)}") from exc
         return module
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))  # as `python -m` does; the console script does not
@@ -72,5 +75,28 @@ def _import(where: str) -> Any:
         raise TargetError(str(exc)) from None
     except ModuleNotFoundError as exc:
         if exc.name is None or not (where == exc.name or where.startswith(exc.name + ".")):
-            raise  # the module exists but one of its own imports is missing
+            # the module exists but one of its own imports is missing
+            raise TargetError(f"{where} failed to import: {_failure(exc)}") from exc
         raise TargetError(f"no module named {where!r} (searched the current directory and sys.path)") from None
+    except Exception as exc:
+        raise TargetError(f"{where} failed to import: {_failure(exc)}") from exc
+
+
+def _failure(exc: Exception) -> str:
+    """``exc`` in one line, with the place in the user's code that raised it."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    if isinstance(exc, SyntaxError):  # its text says where already: "invalid syntax (server.py, line 3)"
+        return text
+    import traceback
+
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if not frame.filename.startswith("<")]
+    ours = str(Path(__file__).resolve().parents[1])  # a failure inside backchannel: the user's call into it
+    theirs = [frame for frame in frames if not frame.filename.startswith(ours)]
+    if not frames:
+        return text
+    last = (theirs or frames)[-1]
+    try:
+        shown = str(Path(last.filename).relative_to(Path.cwd()))
+    except ValueError:
+        shown = last.filename
+    return f"{text} ({shown}, line {last.lineno})"

@@ -8,7 +8,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..ui.sampling_models import SamplingModel
@@ -34,51 +34,101 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _call(args, server_words, commands["call"])
     if args.command == "logout":
         return _logout(args.url)
+    if args.command == "install":
+        from .install import install
+
+        return install(args)
     return 2  # pragma: no cover - argparse rejects unknown commands first
 
 
 def _run(args: argparse.Namespace) -> int:
+    """``backchannel run``: 0 once served, 2 for a target or options that cannot be served, 3 for
+    a server that could not start, 130 after Ctrl-C; each said in one line (the traceback too
+    with ``--debug``)."""
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
+    problem = _run_options_problem(args)
+    if problem is not None:
+        print(f"backchannel run: {problem}", file=sys.stderr)
+        return 2
+    try:
+        return _serve(args)
+    except KeyboardInterrupt:
+        if args.debug:
+            import traceback
+
+            traceback.print_exc()
+        elif _stdin_is_a_terminal():  # else the client that spawned us says it (call: "interrupted")
+            print("backchannel run: stopped (Ctrl-C)", file=sys.stderr)
+        return 130
+
+
+def _run_options_problem(args: argparse.Namespace) -> str | None:
+    if args.workers > 1 and args.redis is None:
+        return "--workers needs --redis: the workers share their sessions through it"
+    if (args.redis is not None or args.workers > 1) and not args.http:
+        return "--redis and --workers serve HTTP: add --http"
+    if args.legacy_sse and (not args.http or args.workers > 1):
+        return "--legacy-sse serves HTTP from one process: add --http, leave out --workers"
+    if (args.allow_host or args.allow_origin) and not args.http:
+        return "--allow-host and --allow-origin are checks of HTTP requests: add --http"
+    return None
+
+
+def _serve(args: argparse.Namespace) -> int:
     from .loader import TargetError, load_server
 
     try:
         server = load_server(args.target)
     except TargetError as exc:  # one line: a traceback into the loader would not help
-        print(f"backchannel run: {exc}", file=sys.stderr)
-        return 2
-    if args.workers > 1 and args.redis is None:
-        print("backchannel run: --workers needs --redis: the workers share their sessions through it", file=sys.stderr)
-        return 2
-    if (args.redis is not None or args.workers > 1) and not args.http:
-        print("backchannel run: --redis and --workers serve HTTP: add --http", file=sys.stderr)
-        return 2
-    if args.legacy_sse and (not args.http or args.workers > 1):
-        print(
-            "backchannel run: --legacy-sse serves HTTP from one process: add --http, leave out --workers",
-            file=sys.stderr,
-        )
-        return 2
-    if args.http:
-        from ..server.hosting import http_base
+        failure = exc.__cause__  # the user's own code failed to import: its traceback, on demand
+        if args.debug and failure is not None:
+            import traceback
 
-        url = http_base(args.host, args.port) + args.path
-        wide = f"; it listens on every interface ({args.host})" if args.host in ("0.0.0.0", "::") else ""
-        fleet = f" with {args.workers} workers" if args.workers > 1 else ""
-        fleet += f", sharing state through {args.redis}" if args.redis else ""
-        legacy = f", and the deprecated HTTP+SSE transport at {http_base(args.host, args.port)}/sse"
-        fleet += legacy if args.legacy_sse else ""
-        print(
-            f"backchannel run: serving {server.name} over Streamable HTTP at {url}{fleet} (Ctrl-C stops it{wide}); "
-            f"connect with: backchannel connect {url}",
-            file=sys.stderr,
-            flush=True,
-        )
-        server.run_http(
-            args.host, args.port, args.path, redis=args.redis, workers=args.workers, legacy_sse=args.legacy_sse
-        )
-    else:
+            traceback.print_exception(failure)
+        hint = " (--debug shows the traceback)" if failure is not None and not args.debug else ""
+        print(f"backchannel run: {exc}{hint}", file=sys.stderr)
+        return 2
+    if not args.http:
         server.run()
+        return 0
+    from ..framing.http import LOCALHOST_HOSTS, LOCALHOST_ORIGINS
+    from ..server.hosting import http_base
+
+    url = http_base(args.host, args.port) + args.path
+    wide = f"; it listens on every interface ({args.host})" if args.host in ("0.0.0.0", "::") else ""
+    fleet = f" with {args.workers} workers" if args.workers > 1 else ""
+    fleet += f", sharing state through {args.redis}" if args.redis else ""
+    legacy = f", and the deprecated HTTP+SSE transport at {http_base(args.host, args.port)}/sse"
+    fleet += legacy if args.legacy_sse else ""
+    line = (
+        f"backchannel run: serving {server.name} over Streamable HTTP at {url}{fleet} (Ctrl-C stops it{wide}); "
+        f"connect with: backchannel connect {url}"
+    )
+    options: dict[str, Any] = {}
+    if args.allow_host:  # loopback names stay allowed: a health check on the machine itself
+        options["allowed_hosts"] = (*LOCALHOST_HOSTS, *args.allow_host)
+    if args.allow_origin:
+        options["allowed_origins"] = (*LOCALHOST_ORIGINS, *args.allow_origin)
+    server.run_http(
+        args.host,
+        args.port,
+        args.path,
+        redis=args.redis,
+        workers=args.workers,
+        legacy_sse=args.legacy_sse,
+        # said once the port listens and the app has started: never of a server that then fails
+        on_listening=lambda: print(line, file=sys.stderr, flush=True),
+        debug=args.debug,
+        **options,
+    )
     return 0
+
+
+def _stdin_is_a_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):  # closed
+        return False
 
 
 def _connect(args: argparse.Namespace) -> int:
@@ -101,6 +151,10 @@ def _connect(args: argparse.Namespace) -> int:
         if not target:
             print("backchannel connect: give a server command (with its arguments) or a URL", file=sys.stderr)
             return 2
+        problem = _not_a_command(target)
+        if problem is not None:
+            print(f"backchannel connect: {problem}", file=sys.stderr)
+            return 2
     roots = args.root if args.root is not None else [os.getcwd()]
     sampling = _sampling(args)
     if isinstance(sampling, str):
@@ -117,6 +171,21 @@ def _connect(args: argparse.Namespace) -> int:
     )
 
 
+def _not_a_command(target: list[str]) -> str | None:
+    """Why ``target`` cannot be spawned: a file to serve (``connect server.py``), or no command at all."""
+    import re
+    import shlex
+    import shutil
+    from pathlib import Path
+
+    if (len(target) == 1 and re.match(r"https?://", target[0], re.IGNORECASE)) or shutil.which(target[0]):
+        return None
+    if target[0].endswith(".py") or Path(target[0]).is_file():
+        serve = f"backchannel connect -- backchannel run {shlex.quote(target[0])}"
+        return f"{target[0]} is a file, not a command; to serve a file: {serve}"
+    return f"no such command: {target[0]} (give a server command and its arguments, or an http(s):// URL)"
+
+
 def _logout(url: str) -> int:
     import asyncio
 
@@ -131,6 +200,7 @@ def _call(args: argparse.Namespace, server_words: list[str] | None, parser: argp
 
     from ..ui.batch import run_call, split_target
 
+    _arguments_and_positionals(args, parser)
     if server_words is not None:
         if args.tool is not None:
             parser.error("give the tool before -- and the server after it: call TOOL -- COMMAND [ARGS ...]")
@@ -160,6 +230,29 @@ def _call(args: argparse.Namespace, server_words: list[str] | None, parser: argp
         log_level=args.log_level,
         sampling=sampling,
     )
+
+
+def _arguments_and_positionals(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """``--args`` takes every word after it (``--args a=2 b=40``): the words at its end that are
+    not arguments were positionals (``call --args a=2 TOOL -- ...``), given back; then the
+    arguments are checked for form (``tool_arguments``: one line, status 2)."""
+    from .arguments import is_argument_word, tool_arguments
+
+    words = list(args.args or [])
+    taken: list[str] = []
+    while len(words) > 1 and not is_argument_word(words[-1]):
+        taken.insert(0, words.pop())
+    positionals = [word for word in (args.target, args.tool) if word is not None] + taken
+    if len(positionals) > 2:
+        parser.error(f"unrecognized arguments: {' '.join(positionals[2:])}")
+    if not positionals:
+        parser.error("the following arguments are required: TOOL")
+    args.target, args.tool = (*positionals, None)[:2]
+    if words:
+        try:
+            args.args = tool_arguments(words)
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"argument --args: {exc}")
 
 
 def _sampling(args: argparse.Namespace) -> SamplingModel | str | None:

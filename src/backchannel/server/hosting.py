@@ -7,12 +7,13 @@ The heavy imports (the HTTP server and app, the stdio transport) happen on first
 
 from __future__ import annotations
 
-__all__ = ["freeze_startup", "http_base", "serve_http", "serve_stdio"]
+__all__ = ["freeze_startup", "http_base", "redis_problem", "serve_http", "serve_stdio"]
 
 import gc
 import logging
 import socket
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..telemetry.activation import flush
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from .server import Server
 
 logger = logging.getLogger("backchannel.http")
+#: Exit status of a server that could not start (as ``transports/http/serving.py`` says it).
+STARTUP_FAILURE = 3
 _PIPE = {NETWORK_TRANSPORT: "pipe"}
 
 
@@ -41,11 +44,16 @@ def serve_http(
     redis: str | None = None,
     workers: int = 1,
     legacy_sse: bool = False,
+    on_listening: Callable[[], object] | None = None,
+    debug: bool = False,
     **options: Any,
 ) -> None:
     """Serve ``server.http_app(path)`` with our HTTP/1.1 server until it stops (``Server.run_http``
-    documents the options); exit status 3 if it could not start (the app's startup failed, or
-    the port is taken).
+    documents the options); exit status 3 if it could not start (the app's startup failed, the
+    port is taken, Redis is out of reach or redis-py missing, a worker failed to start twice in a
+    row), the reason said in one line on stderr (a failed worker's whole output with ``debug``).
+    ``on_listening()`` is called once the port accepts connections and the app (every worker's)
+    has started: only then can "serving at URL" be said.
 
     ``legacy_sse`` also serves the deprecated HTTP+SSE transport of 2024-11-05 (``GET /sse``,
     ``POST /messages/``; ``http_host/legacy_sse.py``), for old clients; one process only.
@@ -53,6 +61,11 @@ def serve_http(
     The cyclic collector is off until the server is built, and what exists then is frozen (as
     ``run`` does: ``freeze_startup``): its passes over what serving imports and builds were 4.5 ms
     of a cold start (``docs/performance.md``)."""
+    if redis is not None:  # before anything is built or forked: one line, not a traceback per worker
+        problem = redis_problem(redis)
+        if problem is not None:
+            print(f"backchannel: cannot use Redis at {_without_password(redis)}: {problem}", file=sys.stderr)
+            sys.exit(STARTUP_FAILURE)
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -70,19 +83,72 @@ def serve_http(
     from ..runtime import loops
 
     if single is not None:
-        status = loops.run(single.serve(host, port))
+        status = loops.run(single.serve(host, port, on_listening=on_listening))
         if status:
             sys.exit(status)
         return
     from ..transports.http.serving import HttpServer
     from .workers import run_workers
 
-    def serve(sock: socket.socket) -> None:
-        status = loops.run(HttpServer(app(), **limits).serve(sock=sock))
+    def serve(sock: socket.socket, ready: Callable[[], None]) -> None:
+        status = loops.run(HttpServer(app(), **limits).serve(sock=sock, on_listening=ready))
         if status:
             sys.exit(status)
 
-    run_workers(host, port, workers, serve)
+    sock = _bind(host, port)
+    status = run_workers(sock, workers, serve, on_listening=on_listening, debug=debug)
+    if status:
+        sys.exit(status)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The fleet's listening socket, bound once by the parent; exit status 3 if it cannot be."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as exc:
+        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        print(f"backchannel: cannot listen on {where}: {exc.strerror or exc}", file=sys.stderr)
+        sys.exit(STARTUP_FAILURE)
+
+
+def redis_problem(url: str, timeout: float = 5.0) -> str | None:
+    """None if redis-py is installed and the Redis at ``url`` answers PING within ``timeout``
+    seconds (one try); else what is wrong, in a few words."""
+    try:
+        import redis
+        import redis.exceptions
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+    except ImportError:
+        return "redis-py is not installed: pip install 'backchannel[redis]'"
+    try:
+        client = redis.Redis.from_url(
+            url, socket_connect_timeout=timeout, socket_timeout=timeout, retry=Retry(NoBackoff(), 0)
+        )
+    except (ValueError, redis.exceptions.RedisError) as exc:
+        return f"not a Redis URL I can use ({exc})"
+    try:
+        client.ping()
+    except (redis.exceptions.RedisError, OSError) as exc:
+        return f"no answer to PING ({_one_line(exc)})"
+    finally:
+        client.close()
+    return None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text.rstrip(".")
+
+
+def _without_password(url: str) -> str:
+    """``url`` with the password of its user info hidden (it is said on stderr)."""
+    scheme, sep, rest = url.partition("://")
+    userinfo, at, place = rest.rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return url
+    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{place}"
 
 
 def _http_startup(app: _AppMaker, host: str, port: int, workers: int, limits: dict[str, Any]) -> HttpServer | None:

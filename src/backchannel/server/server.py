@@ -211,7 +211,9 @@ class Server:
 
         SIGTERM or Ctrl-C stops it: the requests under way get 3 seconds to finish, then the
         sessions end and this returns; a second Ctrl-C stops at once. If the app's startup
-        fails or the port is taken, the process exits with status 3 (the reason on stderr)."""
+        fails, the port is taken, Redis does not answer or a worker fails to start twice in a
+        row, the process exits with status 3 (the reason on stderr, in one line; a worker's
+        whole output with ``debug=True``). ``on_listening()`` is called once it serves."""
         serve_http(
             self,
             host,

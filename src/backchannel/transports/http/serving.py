@@ -21,6 +21,7 @@ import logging
 import signal
 import socket
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from .asgi import Message
@@ -94,11 +95,19 @@ class HttpServer:
         self._stop.set()
 
     async def serve(
-        self, host: str = "127.0.0.1", port: int = 8000, *, sock: socket.socket | None = None, signals: bool = True
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        sock: socket.socket | None = None,
+        signals: bool = True,
+        on_listening: Callable[[], object] | None = None,
     ) -> int:
         """Serve until ``stop()`` (or SIGTERM/SIGINT, with ``signals``); 0, or 3 if it could not start.
 
-        ``sock``: an already bound socket to accept on (``run_http(workers=N)``) instead of ``host:port``."""
+        ``sock``: an already bound socket to accept on (``run_http(workers=N)``) instead of ``host:port``.
+        ``on_listening`` is called once the app has started and the port accepts connections (so
+        that "serving at URL" is never said of a server that then fails to start)."""
         loop = asyncio.get_running_loop()
         self._stop, self._force = asyncio.Event(), asyncio.Event()
         shared = self.shared
@@ -120,6 +129,8 @@ class HttpServer:
             return STARTUP_FAILURE
         self.sockets = list(listener.sockets)
         handled = self._handle_signals(loop) if signals else []
+        if on_listening is not None:
+            on_listening()
         try:
             await self._stop.wait()
             await self._drain(listener)
