@@ -113,7 +113,7 @@ def test_a_target_that_is_no_server_is_one_line(tmp_path: Path) -> None:
 MARKUP = re.compile(r"``|\*\*\S|(?<![\w*\"'])\*[A-Za-z][^*\n]*\*(?![\w*])|:[a-z]+:`|(?<!`)`[^`\s][^`\n]*`(?!`)")
 
 
-@pytest.mark.parametrize("command", ["run", "connect", "demo", "call"])
+@pytest.mark.parametrize("command", ["run", "connect", "demo", "call", "install"])
 def test_every_subcommand_help_has_a_plain_description(command: str) -> None:
     done = backchannel(command, "--help")
     assert done.returncode == 0, done.stderr

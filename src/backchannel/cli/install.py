@@ -50,7 +50,8 @@ _HOST_NAMES = {
     "vscode": "VS Code",
 }
 _INSTALL = """Write the entry that makes an MCP host start SERVER (a Python file, or package.module,
-optionally with :NAME) with `backchannel run`, by this interpreter and the file's absolute path:
+optionally with :NAME): this interpreter running backchannel run on the file's absolute path,
+written where the host reads it:
 
   claude-desktop  claude_desktop_config.json (macOS: ~/Library/Application Support/Claude,
                   Linux: ~/.config/Claude, Windows: %APPDATA%\\Claude)
