@@ -39,9 +39,11 @@ async def call_tool(
     on_progress: ProgressCallback | None = None,
     progress_resets_timeout: bool = False,
     max_timeout: float | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> CallToolResult:
     """Call a tool. Cancelling the awaiting task, or ``timeout`` expiring, cancels the call on
-    the wire; see ``request`` for the progress-driven timeout.
+    the wire; see ``request`` for the progress-driven timeout. ``meta`` goes in the request's
+    ``params._meta`` (beside the keys the era puts there).
 
     A call the server runs as a task is followed until the task ends (see ``start_task``):
     then ``timeout``, when given, bounds the whole wait, and cancelling or running out of
@@ -57,8 +59,8 @@ async def call_tool(
     # A server that offers tasks has its tools say whether they need one, and a plain call of one
     # that does is refused (-32601; the TypeScript SDK answers it as a tool error): so ask first.
     if client.era == "handshake" and _offers_tasks(client) and await task_support(client, name) == "required":
-        return await _waited(await start_task(client, name, arguments, on_progress=on_progress), timeout)
-    answer = await client.request("tools/call", _params(name, arguments), **options)
+        return await _waited(await start_task(client, name, arguments, on_progress=on_progress, meta=meta), timeout)
+    answer = await client.request("tools/call", _params(name, arguments, meta), **options)
     if answer.get("resultType") == "task":
         return await _waited(_following(client, name, arguments, answer), timeout)
     return converted(answer, CallToolResult, "tools/call")
@@ -71,6 +73,7 @@ async def start_task(
     *,
     ttl: float | None = None,
     on_progress: ProgressCallback | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> ToolTask:
     """Call a tool as a task; the ``ToolTask`` once the server accepted it (await it for the result).
 
@@ -80,8 +83,8 @@ async def start_task(
     result it gives at once makes a handle that is already done. ``on_progress`` hears the
     call's progress and, in the handshake era, the task's on the same token until the task
     ends (2025-11-25 progress.mdx; the stateless era's tasks have no progress notifications,
-    so there it shows in ``state.status_message`` only)."""
-    params = _params(name, arguments)
+    so there it shows in ``state.status_message`` only). ``meta``: as for ``call_tool``."""
+    params = _params(name, arguments, meta)
     if client.era == "handshake":
         if not _offers_tasks(client) or await task_support(client, name) not in ("optional", "required"):
             call = client.request("tools/call", params, on_progress=on_progress)
@@ -114,10 +117,12 @@ def _offers_tasks(client: Client) -> bool:
     return isinstance(tools, dict) and isinstance(tools.get("call"), dict)
 
 
-def _params(name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+def _params(name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     params: dict[str, Any] = {"name": name}
     if arguments is not None:
         params["arguments"] = arguments
+    if meta:
+        params["_meta"] = dict(meta)
     return params
 
 

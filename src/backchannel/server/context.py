@@ -48,7 +48,7 @@ _NO_PROGRESS_MESSAGE = versions_without("ProgressNotificationParams", "message")
 class Context:
     """The request being served: progress, logging and facts about the client."""
 
-    __slots__ = ("connection", "found_roots", "request", "round", "server", "task")
+    __slots__ = ("connection", "declines", "found_roots", "request", "round", "server", "task")
 
     def __init__(self, server: Server, connection: Connection, request: RequestReceived) -> None:
         self.server = server
@@ -60,6 +60,8 @@ class Context:
         self.found_roots: Roots | None = None
         #: The task this request's tool runs as (``server/tasks/``); None for a plain request.
         self.task: TaskRunner | None = None
+        #: Declines remembered before: to forget, or that answered a form (``server/elicitation.py``).
+        self.declines: elicitation.Declines | None = None
 
     @classmethod
     def current(cls) -> Context | None:
@@ -156,6 +158,7 @@ class Context:
         return answer
 
     elicit = elicitation.elicit
+    forget_decline = elicitation.forget_decline
 
     async def once(self, name: str, work: Callable[[], Awaitable[T] | T]) -> T:
         """Run ``work`` exactly once for this request, however often the handler re-runs.

@@ -7,17 +7,20 @@ misfit counts as ``cancel``. A form a person declined is not shown again by the
 same tool (the same request target, the same schema, whatever the message says):
 for the handshake-era session, and in the stateless era for the stdio connection
 or the authenticated HTTP principal, up to the server's ``decline_ttl``. The
-memory lives in the server's ``StateStore``.
+memory lives in the server's ``StateStore``. A result that a remembered decline
+answered says so in ``_meta["dev.backchannel/rememberedDecline"]`` (the forms'
+messages), so the client can tell the person; ``ctx.forget_decline()``, or a request
+carrying ``_meta["dev.backchannel/forgetDeclines"]: true``, asks those forms again.
 """
 
 from __future__ import annotations
 
-__all__ = ["Elicited", "check_forms", "elicit", "form_spec"]
+__all__ = ["Declines", "Elicited", "check_forms", "elicit", "forget_decline", "form_spec"]
 
 import functools
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import msgspec
@@ -27,6 +30,7 @@ from ..protocol.capabilities import has
 from ..state.store import MemoryStore, slot_of
 from ..telemetry import metrics
 from ..types.errors import InvalidParams, MissingCapability, RequestTimeout
+from ..types.meta import FORGET_DECLINES, REMEMBERED_DECLINE
 
 if TYPE_CHECKING:
     from ..forms import FormSpec
@@ -146,6 +150,47 @@ def _may_recall(ctx: Context) -> bool:
     return _declined_here or type(ctx.server.state) is not MemoryStore
 
 
+@dataclass(slots=True)
+class Declines:
+    """A request's dealings with the decline memory (``Context.declines``, None until it has any)."""
+
+    #: Ask every form again, forgetting its remembered decline (``ctx.forget_decline()``).
+    forget: bool = False
+    #: The messages of the forms a remembered decline answered, in the order asked.
+    recalled: list[str] = field(default_factory=list)
+
+    def marked(self, result: dict[str, Any]) -> dict[str, Any]:
+        """``result`` with ``_meta["dev.backchannel/rememberedDecline"]`` when a remembered decline
+        answered a form of this request (the input is not modified)."""
+        if not self.recalled:
+            return result
+        meta = result.get("_meta")
+        return {**result, "_meta": {**(meta if isinstance(meta, dict) else {}), REMEMBERED_DECLINE: self.recalled}}
+
+
+def forget_decline(ctx: Context) -> None:
+    """Show again the forms this request asks from now on, even one the person declined before,
+    and forget those declines (a new decline is remembered again). ``ctx.elicit`` remembers a
+    decline for the server's ``decline_ttl``; a client asks for the same by sending
+    ``_meta["dev.backchannel/forgetDeclines"]: true`` with its request (the terminal's ``forget``)."""
+    if ctx.declines is None:
+        ctx.declines = Declines()
+    ctx.declines.forget = True
+
+
+def _forgetting(ctx: Context) -> bool:
+    if ctx.declines is not None and ctx.declines.forget:
+        return True
+    meta = ctx.request.params.get("_meta")
+    return isinstance(meta, dict) and meta.get(FORGET_DECLINES) is True
+
+
+def _recalled(ctx: Context, message: str) -> None:
+    if ctx.declines is None:
+        ctx.declines = Declines()
+    ctx.declines.recalled.append(message)
+
+
 async def _remember_decline(ctx: Context, memory: tuple[str, str]) -> None:
     global _declined_here
     _declined_here = True
@@ -177,11 +222,14 @@ async def elicit(
 
     After a decline, the same form is not shown again: this tool (or prompt, or
     resource) asking with this schema reads as ``decline`` without asking, whatever
-    the message says, for the server's ``decline_ttl`` (1 hour by default). The
-    memory is kept per handshake-era session; in the stateless era per stdio
-    connection and per authenticated HTTP principal (an anonymous HTTP caller is
-    always asked). ``decline_key`` makes it finer (declines are remembered per
-    distinct value); ``remember_decline=False`` neither reads nor writes it.
+    the message says, for the server's ``decline_ttl`` (1 hour by default), and the
+    result carries ``_meta["dev.backchannel/rememberedDecline"]`` so the client can
+    say why. The memory is kept per handshake-era session; in the stateless era per
+    stdio connection and per authenticated HTTP principal (an anonymous HTTP caller
+    is always asked). ``decline_key`` makes it finer (declines are remembered per
+    distinct value); ``remember_decline=False`` neither reads nor writes it;
+    ``ctx.forget_decline()`` (or the client's ``_meta["dev.backchannel/forgetDeclines"]``)
+    asks again and forgets the decline.
     """
     spec = form_spec(schema)
     requested = spec.requested_schema
@@ -191,10 +239,14 @@ async def elicit(
         outcome = fallback()
         return await outcome if not isinstance(outcome, Elicited) else outcome
     memory = _decline_memory(ctx, requested, decline_key) if remember_decline and _may_recall(ctx) else None
-    if memory is not None and await ctx.server.state.get(memory[0]) is not None:
-        if ctx.round is not None:
-            ctx.round.next_key("elicitation/create", key)  # later questions keep the keys of their first run
-        return Elicited("decline")
+    if memory is not None:
+        if _forgetting(ctx):
+            await ctx.server.state.delete(memory[0])
+        elif await ctx.server.state.get(memory[0]) is not None:
+            if ctx.round is not None:
+                ctx.round.next_key("elicitation/create", key)  # later questions keep the keys of their first run
+            _recalled(ctx, message)  # the result says so (``Declines.marked``)
+            return Elicited("decline")
     wait = timeout if timeout is not None else ctx.server.elicitation_timeout
     text = message
     for attempt in (1, 2):

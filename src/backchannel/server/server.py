@@ -338,7 +338,8 @@ class Server:
         if route is None or (allowed is not None and method not in allowed):
             raise MethodNotFound(f"Method not found: {method}")
         # Reset afterwards: over HTTP the handler may run in the task of the POST that carried it.
-        token = CURRENT_CONTEXT.set(Context(self, connection, request))
+        context = Context(self, connection, request)
+        token = CURRENT_CONTEXT.set(context)
         try:
             result: dict[str, Any] = await route(self, request, connection)
         except ToolError as failure:
@@ -347,6 +348,8 @@ class Server:
             result = tool_failed(failure)  # a tool's failure is a result the model reads
         finally:
             CURRENT_CONTEXT.reset(token)
+        if context.declines is not None:  # a decline remembered before answered a form: say so
+            result = context.declines.marked(result)
         return result
 
     def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None:
