@@ -28,12 +28,12 @@ from __future__ import annotations
 __all__ = ["TARGETS", "add_install_parser", "config_path", "install", "server_entry"]
 
 import argparse
-import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
+
+# (json and tempfile are imported where used: every command builds this parser, `run` included)
 
 #: The hosts ``install`` knows, and the key of their file that holds the servers.
 TARGETS: dict[str, str] = {
@@ -101,6 +101,8 @@ def install(args: argparse.Namespace) -> int:
 
 
 def _install(args: argparse.Namespace) -> int:
+    import json
+
     env = dict(args.env or [])
     target = _server_target(args.server)
     if target == args.server and not Path(target.partition(":")[0]).is_absolute():
@@ -187,6 +189,8 @@ def _server_name(target: str, env: dict[str, str]) -> str:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    import json
+
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -206,6 +210,9 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _write(path: Path, config: dict[str, Any]) -> None:
     """Write ``config`` whole, in place of the old file only once it is written (a crash leaves one or the other)."""
+    import json
+    import tempfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
