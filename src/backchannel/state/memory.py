@@ -140,6 +140,15 @@ class MemoryState(SharedState):
     async def delete(self, key: str) -> None:
         await self.hub.store.delete(key)
 
+    async def claim(self, pool: str, member: str, *, ttl: float, limit: int) -> Added:
+        return await self.hub.store.claim(pool, member, ttl=ttl, limit=limit)
+
+    async def release(self, pool: str, member: str) -> None:
+        await self.hub.store.release(pool, member)
+
+    async def full(self) -> bool:
+        return await self.hub.store.full()
+
     # ------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:

@@ -7,6 +7,8 @@ names, ``{session-id}`` say, where keys must share a slot):
   bucket is one script: ``SET NX PX`` and the bucket's sorted set ``bc:bucket:{<bucket>}``
   scored by expiry, trimmed, counted and added to atomically. Under Redis Cluster the
   bucket's keys must carry the bucket's hash tag (the bucket name when it holds one);
+- a pool: the sorted set ``bc:pool:{<pool>}`` of its members scored by expiry, trimmed,
+  counted and added to by one script (``claim``); it has no keys of its own;
 - a log: the stream ``bc:<log>``, entry ids ``<position>-1``, a TTL renewed by each append;
 - a channel: ``bc:<channel>`` (pub/sub keeps no keys);
 - a worker's lease: ``bc:worker:{<worker id>}``, renewed every ``heartbeat`` s, ``lease`` s long.
@@ -80,6 +82,24 @@ if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KE
 """
 
 
+# KEYS[1] a pool's sorted set; ARGV[1] the member, ARGV[2] its TTL in ms, ARGV[3] the pool's limit.
+_CLAIM = """
+local ttl = tonumber(ARGV[2])
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms)
+local outcome = 'added'
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  outcome = 'exists'
+elseif redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  return 'full'
+end
+redis.call('ZADD', KEYS[1], now_ms + ttl, ARGV[1])
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return outcome
+"""
+
+
 def _ms(seconds: float) -> int:
     return max(1, math.ceil(seconds * 1000))
 
@@ -121,6 +141,7 @@ class RedisState(SharedState):
         self._add_script = client.register_script(_ADD)
         self._put_script = client.register_script(_PUT)
         self._touch_script = client.register_script(_TOUCH)
+        self._claim_script = client.register_script(_CLAIM)
         self._subscriber = Subscriber(self._link)
         self._logs = LogWriter(self._link)
         self._lease_key = f"{prefix}worker:{{{self.worker_id}}}"
@@ -166,6 +187,15 @@ class RedisState(SharedState):
         members = stored.rpartition(b"\n")[0] if stored is not None else b""
         if members:
             await self._link.call("ZREM", members, name)
+
+    async def claim(self, pool: str, member: str, *, ttl: float, limit: int) -> Added:
+        members = f"{self.prefix}pool:{hash_tagged(pool)}"
+        outcome = await self._link.bounded(self._claim_script(keys=[members], args=[member, _ms(ttl), limit]))
+        result: Added = outcome.decode()
+        return result
+
+    async def release(self, pool: str, member: str) -> None:
+        await self._link.call("ZREM", f"{self.prefix}pool:{hash_tagged(pool)}", member)
 
     # ------------------------------------------------------------ lifecycle
 

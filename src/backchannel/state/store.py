@@ -6,8 +6,11 @@ say) can implement it: every method is async, keys are strings, values are JSON
 data (dicts, lists, strings, numbers, booleans; never a bare ``None``, which
 reads as "absent"), every key has a TTL, and ``add`` is an atomic "set if
 absent" that also counts the key in a *bucket* with a bound, so one caller
-cannot fill the store for everyone. Nothing relies on Python object identity:
-a value read back is a fresh copy.
+cannot fill the store for everyone. *Pools* (``claim``/``release``) count
+members without values, each with a TTL, under a bound of their own: what all
+callers together may keep of one kind (every task, every ``ctx.once`` result),
+so that one kind cannot fill the store for the others. Nothing relies on Python
+object identity: a value read back is a fresh copy.
 
 ``MemoryStore`` is the in-process implementation and the default. It is bounded
 (``max_keys``) and takes a ``clock``, so tests move time instead of sleeping
@@ -90,6 +93,30 @@ class StateStore(abc.ABC):
     async def delete(self, key: str) -> None:
         """Forget ``key`` (and its place in a bucket); nothing happens when it is absent."""
 
+    # Pools have working defaults built on the four methods above (a key per member, counted in
+    # a bucket), so a store written before them still works; the stores here keep no such keys.
+
+    async def claim(self, pool: str, member: str, *, ttl: float, limit: int) -> Added:
+        """Count ``member`` in ``pool`` for ``ttl`` seconds from now: ``"added"``; ``"full"`` (and
+        nothing counted) when the pool already counts ``limit`` live members; ``"exists"`` when
+        ``member`` is counted already, whose time then runs ``ttl`` from now. A pool holds no
+        values and needs no key of the caller's: it bounds how many of one kind live at once."""
+        key = f"pool:{pool}:{member}"
+        added = await self.add(key, 1, ttl=ttl, bucket=f"pool:{pool}", limit=limit)
+        if added == "exists":
+            await self.put(key, 1, ttl=ttl)
+        return added
+
+    async def release(self, pool: str, member: str) -> None:
+        """Stop counting ``member`` in ``pool`` (before its time passes); nothing happens when it
+        is not counted."""
+        await self.delete(f"pool:{pool}:{member}")
+
+    async def full(self) -> bool:
+        """Whether the store itself holds as many keys as it may (its own bound, not a bucket's),
+        so that an ``add`` answered ``"full"`` can be told apart; False for a store without one."""
+        return False
+
 
 @dataclass(slots=True)
 class _Entry:
@@ -98,12 +125,19 @@ class _Entry:
     bucket: str | None
 
 
+@dataclass(slots=True)
+class _Pool:
+    members: dict[str, float]  # member -> expiry
+    expiries: list[tuple[float, str]]  # a heap; entries whose member moved on are stale
+
+
 class MemoryStore(StateStore):
     """The in-process ``StateStore``: at most ``max_keys`` live keys, TTLs measured on ``clock``.
 
     Expired keys are dropped as time passes (checked on every call), so a bucket's
     count and the store's size are those of live keys. Values are kept encoded as
     JSON, which checks them on the way in and hands out copies on the way out.
+    Pools (``claim``) are kept beside the keys and do not count toward ``max_keys``.
     """
 
     def __init__(self, *, max_keys: int = 100_000, clock: Callable[[], float] = time.monotonic) -> None:
@@ -116,6 +150,8 @@ class MemoryStore(StateStore):
         # (expiry, key) for every TTL ever set; entries whose TTL moved on leave stale
         # items here, skipped when they surface and thrown away when they pile up.
         self._expiries: list[tuple[float, str]] = []
+        self._pools: dict[str, _Pool] = {}
+        self._pools_after_sweep = 0
 
     def __len__(self) -> int:
         self._expire(self._clock())
@@ -165,6 +201,50 @@ class MemoryStore(StateStore):
     async def delete(self, key: str) -> None:
         self._drop(key)
 
+    async def claim(self, pool: str, member: str, *, ttl: float, limit: int) -> Added:
+        now = self._clock()
+        held = self._pools.get(pool)
+        if held is None:
+            # Pools nobody claims in again would pile up (one per address, say): sweep the empty
+            # ones whenever their number has doubled since the last sweep (amortised O(1) a pool).
+            if len(self._pools) > 2 * self._pools_after_sweep + 64:
+                for name, other in list(self._pools.items()):
+                    _trim(other, now)
+                    if not other.members:
+                        del self._pools[name]
+                self._pools_after_sweep = len(self._pools)
+            held = self._pools[pool] = _Pool({}, [])
+        else:
+            _trim(held, now)
+        added: Added = "exists" if member in held.members else "added"
+        if added == "added" and len(held.members) >= limit:
+            return "full"
+        expires = now + ttl
+        held.members[member] = expires
+        heapq.heappush(held.expiries, (expires, member))
+        if len(held.expiries) > 2 * len(held.members) + 64:
+            held.expiries = [(when, name) for name, when in held.members.items()]
+            heapq.heapify(held.expiries)
+        return added
+
+    async def release(self, pool: str, member: str) -> None:
+        held = self._pools.get(pool)
+        if held is not None:
+            held.members.pop(member, None)
+            if not held.members:
+                del self._pools[pool]
+
+    async def full(self) -> bool:
+        return len(self) >= self.max_keys
+
+    def pool_size(self, pool: str) -> int:
+        """How many live members ``pool`` counts."""
+        held = self._pools.get(pool)
+        if held is None:
+            return 0
+        _trim(held, self._clock())
+        return len(held.members)
+
     # ------------------------------------------------------------ internals
 
     def _live(self, key: str) -> _Entry | None:
@@ -197,3 +277,12 @@ class MemoryStore(StateStore):
         if len(self._expiries) > 2 * len(self._entries) + 64:
             self._expiries = [(entry.expires, key) for key, entry in self._entries.items()]
             heapq.heapify(self._expiries)
+
+
+def _trim(pool: _Pool, now: float) -> None:
+    """Drop the members of ``pool`` whose time has passed (amortised O(log n) each)."""
+    heap = pool.expiries
+    while heap and heap[0][0] <= now:
+        when, member = heapq.heappop(heap)
+        if pool.members.get(member) == when:
+            del pool.members[member]
