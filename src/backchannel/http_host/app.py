@@ -13,7 +13,9 @@ resumption) is written by ``session_responses.py``; the deprecated HTTP+SSE one 
 
 Every refusal is a JSON-RPC error body with the fitting HTTP status, the limits'
 (``limits.py``) included: a body that does not arrive in time is 408, a request past
-the cap on requests served at once or on live sessions is 503 with ``Retry-After``.
+the cap on requests served at once or on live sessions is 503 with ``Retry-After``; a
+client past its own share of sessions or of event streams (``client_limits.py``) is 429
+with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -48,10 +50,20 @@ from ..types import meta as M
 from ..types.errors import InvalidRequest
 from ..types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from . import traced
+from .client_limits import (
+    HANDSHAKE_TIMEOUT,
+    MAX_SESSIONS_PER_CLIENT,
+    MAX_STREAMS,
+    MAX_STREAMS_PER_CLIENT,
+    STREAM_LIFETIME,
+    ClientKey,
+    StreamRules,
+    client_of,
+)
 from .fleet import Fleet, events_prefix, refusing_when_unreachable
 from .legacy_sse import LegacySse
 from .session_posts import open_session, post_to_session
-from .session_responses import resume_stream, serve_get_stream
+from .session_responses import names_get_stream, resume_stream, serve_get_stream
 from .sessions import HttpSession, SessionRegistry
 from .shared_events import StateEventStore
 from .stateless import MirroredHeaders, serve_stateless
@@ -77,9 +89,17 @@ class HttpApp:
     Limits (``limits.py``, ``docs/reliability.md``): a request body must arrive within
     ``body_timeout`` seconds (else 408); at most ``max_requests`` requests are served at
     once, open streams included, and at most ``max_sessions`` handshake-era sessions
-    live at once (else 503 with ``Retry-After: retry_after``). None turns a limit off.
+    live at once (else 503 with ``Retry-After``). None turns a limit off.
     A session whose client has no response open (its streams were cut) ends after
-    ``session_idle_timeout`` with nothing arriving, whatever its requests still wait for.
+    ``session_idle_timeout`` with nothing arriving, whatever its requests still wait for,
+    and one that has not finished its handshake after ``handshake_timeout``.
+
+    Per client (``client_limits.py``: its principal, else its address): at most
+    ``max_sessions_per_client`` live sessions and ``max_streams_per_client`` open GET
+    streams (else 429 with ``Retry-After``); at most ``max_streams`` GET streams in all
+    (else 503). Every SSE response ends after ``stream_lifetime`` seconds with a ``retry``
+    field (``retry_ms``), and the client reconnects. ``retry_after`` is the ``Retry-After``
+    of a refusal when no better time is known.
     ``legacy_sse`` also serves ``GET /sse`` and ``POST /messages/`` (deprecated; ``legacy_sse.py``).
     """
 
@@ -103,6 +123,11 @@ class HttpApp:
         retry_after: int = RETRY_AFTER,
         state: SharedState | None = None,
         legacy_sse: bool = False,
+        handshake_timeout: float | None = HANDSHAKE_TIMEOUT,
+        max_sessions_per_client: int | None = MAX_SESSIONS_PER_CLIENT,
+        max_streams: int | None = MAX_STREAMS,
+        max_streams_per_client: int | None = MAX_STREAMS_PER_CLIENT,
+        stream_lifetime: float | None = STREAM_LIFETIME,
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/"
@@ -120,7 +145,22 @@ class HttpApp:
         self.state = state
         record_ttl = session_idle_timeout if session_idle_timeout is not None else 24 * 3600.0
         self.fleet = Fleet(state, shared=state.spans_workers, record_ttl=record_ttl)
-        self.sessions = SessionRegistry(session_idle_timeout, self.fleet, self._new_session)
+        self.sessions = SessionRegistry(
+            session_idle_timeout,
+            self.fleet,
+            self._new_session,
+            handshake_timeout=handshake_timeout,
+            max_sessions=max_sessions,
+            max_per_client=max_sessions_per_client,
+            retry_after=retry_after,
+        )
+        self.streams = StreamRules(
+            lifetime=stream_lifetime,
+            max_streams=max_streams,
+            max_per_client=max_streams_per_client,
+            retry_ms=retry_ms,
+            retry_after=retry_after,
+        )
         self._joined = False
         self._mirrored = MirroredHeaders(server)
         self._joining: asyncio.Future[None] | None = None
@@ -221,9 +261,9 @@ class HttpApp:
             return
         method = scope["method"]
         if method == "POST":
-            await self._post(headers, principal, receive, send)
+            await self._post(headers, principal, receive, send, scope)
         elif method == "GET":
-            await self._get(headers, principal, receive, send)
+            await self._get(headers, principal, receive, send, scope)
         elif method == "DELETE":
             await self._delete(headers, principal, send)
         else:
@@ -233,7 +273,9 @@ class HttpApp:
 
     # ------------------------------------------------------------------ POST
 
-    async def _post(self, headers: dict[str, str], principal: Principal | None, receive: Receive, send: Send) -> None:
+    async def _post(
+        self, headers: dict[str, str], principal: Principal | None, receive: Receive, send: Send, scope: Scope
+    ) -> None:
         rejection = H.check_accept("POST", headers)
         if rejection is not None:
             await send_rejection(send, rejection)
@@ -279,7 +321,7 @@ class HttpApp:
             await send_bytes(send, 202, b"", {})  # stateless-era notifications need no session
             return
         if kind == "request" and message["method"] == "initialize":
-            await self._initialize(message, principal, receive, send)
+            await self._initialize(message, principal, receive, send, client_of(principal, scope))
             return
         if session_id is None:
             await send_rejection(send, _NO_SESSION_ID)
@@ -293,7 +335,15 @@ class HttpApp:
             await send_rejection(send, rejection)
             return
         await post_to_session(
-            session, message, kind, self.fleet, receive, send, sse_after=self.sse_after, retry_ms=self.retry_ms
+            session,
+            message,
+            kind,
+            self.fleet,
+            receive,
+            send,
+            sse_after=self.sse_after,
+            retry_ms=self.retry_ms,
+            rules=self.streams,
         )
 
     async def _post_stateless(
@@ -312,22 +362,31 @@ class HttpApp:
         await serve_stateless(self.server, message, receive, send, sse_after=self.sse_after, principal=principal)
 
     async def _initialize(
-        self, message: dict[str, Any], principal: Principal | None, receive: Receive, send: Send
+        self, message: dict[str, Any], principal: Principal | None, receive: Receive, send: Send, client: ClientKey
     ) -> None:
-        if self.max_sessions is not None and len(self.sessions.sessions) >= self.max_sessions:
-            limit = f"the server is at its limit of {self.max_sessions} live sessions; end one (DELETE) or retry later"
-            await send_rejection(send, busy(limit, self.retry_after))
+        refused = self.sessions.refusal(client)  # its share (429), or the server's cap (503)
+        if refused is not None:
+            await send_rejection(send, refused)
             return
-        session = self.sessions.open(principal)
+        session = self.sessions.open(principal, client)
         await open_session(
-            session, message, self.fleet, receive, send, sse_after=self.sse_after, retry_ms=self.retry_ms
+            session,
+            message,
+            self.fleet,
+            receive,
+            send,
+            sse_after=self.sse_after,
+            retry_ms=self.retry_ms,
+            rules=self.streams,
         )
         if session.protocol.protocol_version is None or session.protocol.state.value == "new":
             await self.sessions.end(session.session_id)  # initialize failed: nothing to keep
 
     # ------------------------------------------------------------------- GET
 
-    async def _get(self, headers: dict[str, str], principal: Principal | None, receive: Receive, send: Send) -> None:
+    async def _get(
+        self, headers: dict[str, str], principal: Principal | None, receive: Receive, send: Send, scope: Scope
+    ) -> None:
         rejection = H.check_accept("GET", headers)
         if rejection is not None:
             await send_rejection(send, rejection)
@@ -335,20 +394,42 @@ class HttpApp:
         session = await self._existing_session(headers, principal, send)
         if session is None:
             return
-        last_event_id = headers.get("last-event-id")
-        if last_event_id:
-            await resume_stream(session, last_event_id, receive, send, alive=self.fleet.reachable)
+        # The client's share of streams (429) and the server's cap (503), then a place taken at
+        # once (no await between): a stream of the session, or the resumption of one.
+        rules = self.streams
+        client = client_of(principal, scope)
+        refused = rules.refusal(client)
+        if refused is not None:
+            await send_rejection(send, refused)
             return
-        release = await self.fleet.claim_get_stream(session.session_id)  # one per session, fleet-wide
-        if session.transport.standalone is not None or release is None:
-            if release is not None:
-                await release()
-            await send_rejection(send, _GET_TAKEN)
-            return
+        lifetime = rules.open(client)
         try:
-            await serve_get_stream(session, receive, send)
+            last_event_id = headers.get("last-event-id")
+            if last_event_id and not names_get_stream(last_event_id):  # (a GET stream opens anew)
+                await resume_stream(
+                    session,
+                    last_event_id,
+                    receive,
+                    send,
+                    alive=self.fleet.reachable,
+                    lifetime=lifetime,
+                    farewell=rules.farewell,
+                )
+                return
+            release = await self.fleet.claim_get_stream(session.session_id)  # one per session, fleet-wide
+            if session.transport.standalone is not None or release is None:
+                if release is not None:
+                    await release()
+                await send_rejection(send, _GET_TAKEN)
+                return
+            try:
+                await serve_get_stream(
+                    session, receive, send, retry_ms=self.retry_ms, lifetime=lifetime, farewell=rules.farewell
+                )
+            finally:
+                await release()
         finally:
-            await release()
+            rules.close(lifetime)
 
     # ---------------------------------------------------------------- DELETE
 

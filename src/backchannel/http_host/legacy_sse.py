@@ -46,6 +46,7 @@ from ..transports.http.responses import send_rejection
 from ..transports.http.streams import SSE_HEADERS, encode_message
 from ..types.errors import InvalidRequest
 from . import traced
+from .client_limits import client_of
 
 if TYPE_CHECKING:
     from ..protocol.events import Outgoing
@@ -124,16 +125,33 @@ class LegacySse:
                 send, H.Rejection(405, InvalidRequest(f"{method} is not allowed on {path}"), {"allow": allowed})
             )
         elif path == SSE_PATH:
-            await self._stream(scope, principal, receive, send)
+            await self._stream(scope, principal, receive, send, headers)
         else:
             await self._post(scope, headers, principal, receive, send)
 
-    async def _stream(self, scope: Scope, principal: Principal | None, receive: Receive, send: Send) -> None:
+    async def _stream(
+        self, scope: Scope, principal: Principal | None, receive: Receive, send: Send, headers: dict[str, str]
+    ) -> None:
         app = self.app
         if app.max_sessions is not None and len(app.sessions.sessions) + len(self.sessions) >= app.max_sessions:
             limit = f"the server is at its limit of {app.max_sessions} live sessions; retry later"
             await send_rejection(send, busy(limit, app.retry_after))
             return
+        # The stream is an event stream of its client's, as a GET stream of the endpoint is
+        # (``client_limits.py``), without a lifetime: it is the session, and cannot be resumed.
+        client = client_of(principal, scope)
+        refused = app.streams.refusal(client)
+        if refused is not None:
+            await send_rejection(send, refused)
+            return
+        counted = app.streams.open(client, lasting=True)
+        try:
+            await self._serve_stream(scope, principal, receive, send)
+        finally:
+            app.streams.close(counted)
+
+    async def _serve_stream(self, scope: Scope, principal: Principal | None, receive: Receive, send: Send) -> None:
+        app = self.app
         session_id = secrets.token_hex(16)
         transport = _StreamTransport(principal)
         session = _Session(session_id, transport, app.server.connect(transport, finish_grace=0.0))

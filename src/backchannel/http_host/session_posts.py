@@ -20,6 +20,7 @@ from ..telemetry.metrics import session_opened
 from ..transports.http.asgi import Receive, Send, send_bytes
 from ..transports.http.responses import send_rejection
 from ..types.errors import InvalidRequest
+from .client_limits import StreamRules
 from .fleet import Fleet
 from .session_responses import answer_request_post
 from .sessions import HttpSession
@@ -38,8 +39,9 @@ async def open_session(
     *,
     sse_after: float,
     retry_ms: int,
+    rules: StreamRules | None = None,
 ) -> None:
-    """Serve ``initialize`` on the new ``session``."""
+    """Serve ``initialize`` on the new ``session`` (``rules``: its response's lifetime, if a stream)."""
 
     async def before_answer(answer: dict[str, Any]) -> None:
         # The record is written before the client hears the session id: its next request
@@ -50,7 +52,14 @@ async def open_session(
             await fleet.join(session.session_id, session)
 
     await answer_request_post(
-        session, message, receive, send, sse_after=sse_after, retry_ms=retry_ms, before_answer=before_answer
+        session,
+        message,
+        receive,
+        send,
+        sse_after=sse_after,
+        retry_ms=retry_ms,
+        before_answer=before_answer,
+        rules=rules,
     )
 
 
@@ -64,8 +73,10 @@ async def post_to_session(
     *,
     sse_after: float,
     retry_ms: int,
+    rules: StreamRules | None = None,
 ) -> None:
-    """Serve what a POST carried to ``session`` (``kind``: request, response or notification)."""
+    """Serve what a POST carried to ``session`` (``kind``: request, response or notification;
+    ``rules``: the lifetime of a request's stream)."""
     if kind == "response":
         owner = fleet.owner_of_answer(message)
         if owner is not None and not await fleet.forward_answer(owner, session.session_id, message):
@@ -92,7 +103,7 @@ async def post_to_session(
         # handshake is done from the client's side, here too.
         session.feed_messages([INITIALIZED])
     if not (fleet.shared and message["method"] in KEPT_PER_SESSION):
-        await answer_request_post(session, message, receive, send, sse_after=sse_after, retry_ms=retry_ms)
+        await answer_request_post(session, message, receive, send, sse_after=sse_after, retry_ms=retry_ms, rules=rules)
         if fleet.shared:
             await session.save_if_changed()  # e.g. the roots a tool asked for, cached for the session
         return
@@ -105,7 +116,7 @@ async def post_to_session(
         saved = True
 
     await answer_request_post(
-        session, message, receive, send, sse_after=sse_after, retry_ms=retry_ms, before_answer=save
+        session, message, receive, send, sse_after=sse_after, retry_ms=retry_ms, before_answer=save, rules=rules
     )
     if not saved:  # the answer went out on a stream, not as plain JSON
         await session.save(announce=True)

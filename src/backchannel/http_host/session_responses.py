@@ -9,13 +9,21 @@ the GET stream carries what belongs to no request (``serve_get_stream``); a GET 
 
 from __future__ import annotations
 
-__all__ = ["RAW_JSON_HEADERS", "RAW_SSE_HEADERS", "answer_request_post", "resume_stream", "serve_get_stream"]
+__all__ = [
+    "RAW_JSON_HEADERS",
+    "RAW_SSE_HEADERS",
+    "answer_request_post",
+    "names_get_stream",
+    "resume_stream",
+    "serve_get_stream",
+]
 
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..framing import http as H
-from ..framing.sse import encode_comment, encode_event
+from ..framing.sse import encode_event
 from ..protocol.events import RequestId
 from ..transports.http.asgi import Receive, Send, encode_headers, send_bytes, send_start
 from ..transports.http.event_store import parse_event_id
@@ -29,11 +37,21 @@ from ..transports.http.streams import (
     is_answer_to,
 )
 from ..types.errors import InvalidRequest
+from .client_limits import OpenStream, StreamRules
 from .sessions import HttpSession
 from .shared_events import StateEventStore, follow_remote_stream
 
 RAW_JSON_HEADERS = encode_headers(dict(JSON_HEADERS))
 RAW_SSE_HEADERS = encode_headers(SSE_HEADERS)
+#: What a GET stream's id starts with: no request stream's id does (theirs are made of hex digits,
+#: and in a fleet of a worker's URL-safe name, a dot and hex digits).
+_GET_STREAM = "get~"
+
+
+def names_get_stream(last_event_id: str) -> bool:
+    """Whether a ``Last-Event-ID`` is that of a GET stream: the client is opening the session's
+    GET stream again (after its lifetime, say), which is not resumable (nothing is replayed)."""
+    return last_event_id.startswith(_GET_STREAM)
 
 
 async def answer_request_post(
@@ -45,6 +63,7 @@ async def answer_request_post(
     sse_after: float,
     retry_ms: int,
     before_answer: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+    rules: StreamRules | None = None,
 ) -> None:
     """Answer a request POST: plain JSON when the answer is all there is, else a stream.
 
@@ -53,7 +72,8 @@ async def answer_request_post(
     response: the answer as JSON if it comes first within ``sse_after`` seconds, else a
     resumable stream that starts with whatever came first. ``before_answer`` is awaited
     with an answer that goes out as plain JSON, before it does (``initialize`` saves the
-    session's record there).
+    session's record there). ``rules``: a stream's response ends at its lifetime (the client
+    resumes it with ``Last-Event-ID``).
     """
     request_id: RequestId = message["id"]
     feed = session.open_feed(request_id)
@@ -65,7 +85,7 @@ async def answer_request_post(
     except BaseException:
         session.detach()
         raise
-    await _respond(session, feed, request_id, receive, send, sse_after, retry_ms, before_answer)
+    await _respond(session, feed, request_id, receive, send, sse_after, retry_ms, before_answer, rules)
 
 
 async def _respond(
@@ -77,6 +97,7 @@ async def _respond(
     wait: float,
     retry_ms: int,
     before_answer: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+    rules: StreamRules | None = None,
 ) -> None:
     """Send the response of a request POST; the session is detached from it when it ends."""
     try:
@@ -100,21 +121,45 @@ async def _respond(
             await send({"type": "http.response.body", "body": priming, "more_body": False})
         else:
             assert sink is not None
-            await forward_stream(send, receive, priming, sink, 0)
+            if rules is None:
+                await forward_stream(send, receive, priming, sink, 0)
+                return
+            farewell = rules.farewell
+            lifetime = rules.open(None, lambda: stream.end_response(sink, farewell))
+            try:
+                await forward_stream(send, receive, priming, sink, 0)
+            finally:
+                rules.close(lifetime)
     finally:
         session.detach()
 
 
-async def serve_get_stream(session: HttpSession, receive: Receive, send: Send) -> None:
-    """Serve the session's GET stream (what belongs to no request) until the client leaves;
-    the caller has checked that the session has none open."""
+async def serve_get_stream(
+    session: HttpSession,
+    receive: Receive,
+    send: Send,
+    *,
+    retry_ms: int,
+    lifetime: OpenStream | None = None,
+    farewell: bytes = b"",
+) -> None:
+    """Serve the session's GET stream (what belongs to no request) until the client leaves, or
+    until ``lifetime`` is over (then ``farewell``, an SSE ``retry`` field, ends it); the caller has
+    checked that the session has none open.
+
+    It opens with a priming event (an id and ``retry_ms``): a client reconnects with that id
+    as ``Last-Event-ID`` (``names_get_stream``), and its next stream has another, so a client
+    that counts reconnections without news as failures sees each one make progress."""
     feed = MessageFeed(None)
     session.transport.standalone = feed
     session.attach()
+    if lifetime is not None:
+        lifetime.ends_with(lambda: feed.put(CLOSE_RESPONSE))
     try:
         await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
-        await send({"type": "http.response.body", "body": encode_comment("stream open"), "more_body": True})
-        await pump_get_stream(send, receive, feed)
+        priming = encode_event("", event_id=f"{_GET_STREAM}{secrets.token_hex(8)}_0", retry_ms=retry_ms)
+        await send({"type": "http.response.body", "body": priming, "more_body": True})
+        await pump_get_stream(send, receive, feed, farewell)
     finally:
         session.detach()
         if session.transport.standalone is feed:
@@ -128,8 +173,11 @@ async def resume_stream(
     send: Send,
     *,
     alive: Callable[[str], Awaitable[bool]],
+    lifetime: OpenStream | None = None,
+    farewell: bytes = b"",
 ) -> None:
-    """Replay the session's stream after ``last_event_id``, then follow it while it goes on.
+    """Replay the session's stream after ``last_event_id``, then follow it while it goes on,
+    or until ``lifetime`` is over (then ``farewell``, an SSE ``retry`` field, ends the response).
 
     A stream another worker of the fleet writes is read from the shared state (``alive``
     says whether that worker still serves)."""
@@ -143,7 +191,9 @@ async def resume_stream(
             session.attach()
             try:
                 await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
-                await follow_remote_stream(store, place[0], place[1], send, receive, alive=alive)
+                await follow_remote_stream(
+                    store, place[0], place[1], send, receive, alive=alive, lifetime=lifetime, farewell=farewell
+                )
             finally:
                 session.detach()
             return
@@ -152,6 +202,9 @@ async def resume_stream(
         return
     stream_id, position = place
     sink = stream.attach() if stream is not None else None
+    if lifetime is not None and sink is not None:
+        attached = sink
+        lifetime.ends_with(lambda: stream.end_response(attached, farewell))
     session.attach()
     try:
         replay = await store.replay_after(stream_id, position)

@@ -26,6 +26,7 @@ from ..state.shared import SharedState, StateUnavailable
 from ..transports.http.asgi import Receive, Send
 from ..transports.http.event_store import EventStore
 from ..types.errors import InternalError
+from .client_limits import OpenStream
 
 #: How long a follower waits for the next event before it checks that the writer still serves.
 _CHECK_EVERY = 0.25
@@ -93,10 +94,13 @@ async def follow_remote_stream(
     receive: Receive,
     *,
     alive: Any,
+    lifetime: OpenStream | None = None,
+    farewell: bytes = b"",
 ) -> None:
     """Send the events of ``stream_id`` after ``after`` and follow it to its end, or until the
-    client leaves; ``await alive(worker)`` says whether the writer still serves. The caller has
-    sent the response's start."""
+    client leaves, or until ``lifetime`` is over (``farewell``, an SSE ``retry`` field, is then
+    the last thing sent); ``await alive(worker)`` says whether the writer still serves. The
+    caller has sent the response's start."""
     log = store.prefix + stream_id
     owner = stream_owner(stream_id)
 
@@ -108,6 +112,9 @@ async def follow_remote_stream(
     try:
         position = after + 1  # log positions are event numbers plus one
         while not watcher.done():
+            if lifetime is not None and lifetime.over:
+                await send({"type": "http.response.body", "body": farewell, "more_body": False})
+                return
             entries = await store.state.log_read(log, position, wait=_CHECK_EVERY)
             if not entries:
                 if owner is not None and not await alive(owner):

@@ -155,6 +155,7 @@ def _http_startup(app: _AppMaker, host: str, port: int, workers: int, limits: di
     """Check the options, import what serving needs and, with one worker, build the app and
     the server for it (None with several: each worker builds its own); then ``freeze_startup``."""
     from ..runtime.loops import loop_name
+    from ..transports.http.limits import connection_cap
     from ..transports.http.serving import HttpServer
     from .url_elicitation import UrlElicitations
 
@@ -169,6 +170,9 @@ def _http_startup(app: _AppMaker, host: str, port: int, workers: int, limits: di
     if not flows.base_url and port:
         flows.base_url = http_base(host, port)
     options.setdefault("max_requests", None)
+    # GET streams may hold three quarters of the connections at most: the rest stay for requests.
+    cap = connection_cap(limits["max_connections"])
+    options.setdefault("max_streams", None if cap is None else max(1, cap * 3 // 4))
     loop_name()  # (imports uvloop now, to be frozen with the rest)
     single = HttpServer(app(), **limits) if workers == 1 else None
     freeze_startup()

@@ -69,15 +69,17 @@ async def forward_stream(
             return
 
 
-async def pump_get_stream(send: Send, receive: Receive, feed: MessageFeed) -> None:
-    """The GET stream: messages that belong to no request, until the client leaves."""
+async def pump_get_stream(send: Send, receive: Receive, feed: MessageFeed, farewell: bytes = b"") -> None:
+    """The GET stream: messages that belong to no request, until the client leaves, or until
+    ``CLOSE_RESPONSE`` (the session ended, or the stream's lifetime is over), after which
+    ``farewell`` (an SSE ``retry`` field: when to reconnect) is the last thing sent."""
     async with watching(receive, feed.queue) as gone:
         while True:
             message = await next_item(feed.queue, gone)
             if type(message) is NoItem:
                 return
-            if message is CLOSE_RESPONSE:  # the session ended
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            if message is CLOSE_RESPONSE:
+                await send({"type": "http.response.body", "body": farewell, "more_body": False})
                 return
             assert type(message) is dict
             event = encode_json_event(encode_message(message))

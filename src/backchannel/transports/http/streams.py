@@ -14,6 +14,7 @@ __all__ = [
     "END_STREAM",
     "JSON_HEADERS",
     "SSE_HEADERS",
+    "UNNUMBERED",
     "MessageFeed",
     "ResumableStream",
     "StreamSignal",
@@ -22,6 +23,7 @@ __all__ = [
 ]
 
 import enum
+import sys
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -33,6 +35,9 @@ from .asgi import Mailbox, NoItem
 from .event_store import EventStore
 
 SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no"}
+#: The number of bytes put in a stream's mailbox that are no event of it (an SSE ``retry``
+#: field): past any position a reader has seen, so every reader sends them.
+UNNUMBERED: Final = sys.maxsize
 
 
 def is_answer_to(message: Any, request_id: RequestId | None) -> bool:
@@ -147,6 +152,14 @@ class ResumableStream:
         if self.finished:
             sink.put(None)
         return sink
+
+    def end_response(self, sink: Mailbox[tuple[int, bytes] | None], farewell: bytes) -> None:
+        """Close the response ``sink`` feeds, if it is still the attached one, after ``farewell``
+        (an SSE ``retry`` field: when to reconnect); the stream goes on, into the store, to be
+        resumed with ``Last-Event-ID``."""
+        if self._sink is sink:
+            sink.put((UNNUMBERED, farewell))
+            self.detach()
 
     def detach(self) -> None:
         """Close the attached response (the stream goes on, into the store)."""
