@@ -217,7 +217,7 @@ def _deploy(term: Screen, opened: Path, count: int) -> None:
     term.sendline("call deploy_to_production")
     term.expect(r"branch\*:")
     term.sendline()  # main, from the workspace's git HEAD
-    term.expect(r"environment\*:")
+    term.expect(r"environment\* \[production\]:")
     term.sendline()  # production, the default
     term.expect(r"\[A\]ccept")
     term.sendline("a")
@@ -237,7 +237,7 @@ def play_story(term: Screen, opened: Path, story: str = "full") -> None:
         term.sendline("call deploy_to_production")
         term.expect(r"branch\*:")
         term.sendline()
-        term.expect(r"environment\*:")
+        term.expect(r"environment\* \[production\]:")
         term.sendline()
         term.expect(r"\[A\]ccept")
         term.sendline("d")

@@ -23,7 +23,7 @@ from test_ui_terminal import Term, finish, start, terms  # noqa: F401 - terms is
 def decline_the_form(child: Term) -> None:
     child.expect(r"branch\*:")
     child.sendline()
-    child.expect(r"environment\*:")
+    child.expect(r"environment\* \[production\]:")
     child.sendline()
     child.expect(r"\[A\]ccept")
     child.sendline("d")

@@ -65,8 +65,8 @@ def test_a_filled_form_is_accepted_with_defaults_and_choices() -> None:
         "birthday: ",
         "site: ",
         "age*: ",
-        "newsletter: ",
-        "plan: ",
+        "newsletter [yes]: ",
+        "plan [free]: ",
         "topics: ",
     ]
     assert prompts[8].startswith("[A]ccept / [D]ecline / [C]ancel")
@@ -91,12 +91,26 @@ def test_a_filled_form_is_accepted_with_defaults_and_choices() -> None:
         assert expected in shown, expected
 
 
-def test_defaults_are_prefilled() -> None:
-    _, asked, _ = fill(PARAMS, [*GOOD, "a"])
-    defaults = {q.prompt: q.default for q in asked}
-    assert defaults["newsletter: "] == "yes"
-    assert defaults["plan: "] == "free"
-    assert defaults["name*: "] == ""
+def test_defaults_of_text_are_prefilled_and_of_choices_shown_in_brackets() -> None:
+    """A choice (or yes/no, or number) is not prefilled: what is typed replaces the default whole
+    (a prefilled ``free`` followed by a typed ``2`` read ``free2``), and an empty answer takes it."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "default": "Weekly report"},
+            "plan": {"type": "string", "enum": ["free", "pro"], "default": "free"},
+            "seats": {"type": "integer", "default": 10},
+        },
+    }
+    result, asked, _ = fill({"message": "?", "requestedSchema": schema}, ["<default>", "2", "3", "a"])
+    assert [(q.prompt, q.default) for q in asked[:3]] == [
+        ("title: ", "Weekly report"),
+        ("plan [free]: ", ""),
+        ("seats [10]: ", ""),
+    ]
+    assert result["content"] == {"title": "Weekly report", "plan": "pro", "seats": 3}
+    result, _, _ = fill({"message": "?", "requestedSchema": schema}, ["<default>", "", "", "a"])
+    assert result["content"] == {"title": "Weekly report", "plan": "free", "seats": 10}
 
 
 def test_titled_choices_are_completed_and_picked_by_label() -> None:
@@ -184,8 +198,9 @@ def test_edit_goes_round_again_with_the_answers_prefilled() -> None:
     assert result["content"]["name"] == "Ada"
     second_round = {q.prompt: q.default for q in asked[9:17]}
     assert second_round["name*: "] == "Ada"
-    assert second_round["age*: "] == "36"
-    assert second_round["topics: "] == "python, go"
+    assert second_round["age* [36]: "] == ""  # shown, and taken by an empty answer
+    assert second_round["topics [python, go]: "] == ""
+    assert result["content"]["topics"] == ["python", "go"]
 
 
 def test_a_form_without_fields_is_a_confirmation() -> None:

@@ -56,7 +56,7 @@ def deploy(child: Term, opened: Path, count: int) -> None:
     child.expect(r"Deploy shop: which branch, to which environment\?")
     child.expect(r"branch\*:")
     child.sendline()  # main, prefilled from the workspace's git HEAD
-    child.expect(r"environment\*:")
+    child.expect(r"environment\* \[production\]:")
     child.sendline()  # production, the default
     child.expect(r"\[A\]ccept / \[D\]ecline / \[C\]ancel / \[E\]dit:")
     child.sendline("a")
@@ -80,8 +80,9 @@ def test_the_deploy_story(terms: list[Term], tmp_path: Path) -> None:  # noqa: F
     child.sendline("call deploy_to_production")
     child.expect(r"branch\*:")
     child.sendline()
-    child.expect(r"environment\*:")
-    child.sendline("\x152")  # Ctrl-U clears the prefilled default; 2 is Staging
+    child.expect(r"environment\* \[production\]:")
+    child.sendline("2")  # the default is shown, not prefilled: 2 replaces it, and is Staging
+    child.expect(r"Environment +Staging \(staging\)")  # the summary
     child.expect(r"\[A\]ccept")
     child.sendline("d")
     child.expect(r"Nothing was deployed \(decline\)\.")

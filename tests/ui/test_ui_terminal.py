@@ -199,11 +199,11 @@ def test_a_form_in_the_terminal(terms: list[Term], tmp_path: Path) -> None:
     child.sendline("ada@example.com")
     child.expect(r"age\*:")
     child.sendline("36")
-    child.expect("newsletter:")
-    child.sendline("")  # the prefilled default, yes
+    child.expect(r"newsletter \[yes\]:")
+    child.sendline("")  # the default, yes
     child.expect("Professional")
-    child.expect("plan:")
-    child.sendline("")  # the prefilled default, free
+    child.expect(r"plan \[free\]:")
+    child.sendline("")  # the default, free
     child.expect("topics:")
     child.sendline("go")
     child.expect(r"\[A\]ccept / \[D\]ecline / \[C\]ancel")

@@ -33,6 +33,7 @@ from ..state.memory import MemoryState
 from ..state.shared import SharedState
 from ..transports.http.asgi import Receive, Scope, Send, header_map, read_body, send_bytes
 from ..transports.http.auth import Authenticator, Principal
+from ..transports.http.caller_address import serving_from
 from ..transports.http.event_store import EventStore, InMemoryEventStore
 from ..transports.http.limits import (
     BODY_TIMEOUT,
@@ -226,6 +227,7 @@ class HttpApp:
         root, full = scope.get("root_path", ""), scope.get("path", "")
         path = (full[len(root) :] if root and full.startswith(root) else full).rstrip("/") or "/"
         headers = header_map(scope)
+        serving_from(scope)  # what anonymous callers keep is budgeted per address (tasks, ctx.once)
         if await serve_metadata(self.auth, scope, send):  # RFC 9728 metadata, at the host's well-known URL
             return
         flows = self.server.url_elicitations

@@ -30,8 +30,14 @@ def show_field(console: Console, field: Field) -> None:
         console.print(f"  [cyan]{number})[/] {shown}")
 
 
-def prompt_text(field: Field) -> str:
-    return f"{field.name}{'*' if field.required else ''}: "
+#: Fields whose starting value is shown in brackets, not prefilled: what is typed replaces it whole,
+#: and an empty answer takes it. (Prefilled, typing ``2`` after ``production`` made ``production2``.)
+_BRACKETED = ("select", "multi", "boolean", "integer", "number")
+
+
+def prompt_text(field: Field, shown: str = "") -> str:
+    """``name*: ``, or ``name* [shown]: `` with the value an empty answer takes."""
+    return f"{field.name}{'*' if field.required else ''}{f' [{shown}]' if shown else ''}: "
 
 
 async def ask_field(
@@ -39,19 +45,24 @@ async def ask_field(
 ) -> Any:
     """Ask until the answer fits; the value, or ``OMIT`` for an optional field left blank.
 
-    ``prefill`` is the editable starting text (the field's default when None).
+    ``prefill`` is the starting text (the field's default when None): editable text in a text
+    or JSON field; for a choice, yes/no or number, shown in brackets and taken by an empty answer.
     Raises ``Cancelled`` when the person gives up.
     """
     show_field(console, field)
+    start = field.default_text() if prefill is None else prefill
+    bracketed = start if field.kind in _BRACKETED else ""
     question = Question(
-        prompt_text(field),
-        default=field.default_text() if prefill is None else prefill,
+        prompt_text(field, bracketed),
+        default="" if bracketed else start,
         completions=field.completions(),
         separator="," if field.kind == "multi" else None,
         complete=complete,
     )
     while True:
         text = await ask_line(ask, question)
+        if bracketed and not text.strip():
+            text = bracketed
         try:
             value = field.parse(text)
         except ValueError as exc:
