@@ -73,7 +73,9 @@ def main() -> None:
         server.run()
     elif mode == "http" and (len(sys.argv) == 2 or redis is not None):
         # With --redis: one worker of a fleet (benchmarks/fleet_bench.py starts two behind nginx).
-        server.run_http("127.0.0.1", int(os.environ.get("PORT", "8000")), redis=redis)
+        # The driver is one client (one address, or nginx's) opening 1,000 idle sessions beside those
+        # it measures with: no per-client share of them (docs/reliability.md, "Each client's share").
+        server.run_http("127.0.0.1", int(os.environ.get("PORT", "8000")), redis=redis, max_sessions_per_client=None)
     else:
         raise SystemExit(f"usage: {sys.argv[0]} stdio | http [--redis URL]")
 

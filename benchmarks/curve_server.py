@@ -94,7 +94,9 @@ def main() -> None:
     if mode == "stdio":
         server.run()
     elif mode == "http":
-        server.run_http("127.0.0.1", int(os.environ.get("PORT", "8000")))
+        # The driver is one client (one address) opening up to 10,000 sessions, as a proxy would:
+        # no per-client share of them (docs/reliability.md, "Each client's share").
+        server.run_http("127.0.0.1", int(os.environ.get("PORT", "8000")), max_sessions_per_client=None)
     else:
         raise SystemExit(f"usage: {sys.argv[0]} stdio|http")
 
