@@ -3,8 +3,8 @@
 For the tests that read the runtime's tables (``tests/lifecycle``, ``tests/runtime``).
 Not ``backchannel.testing.connected``: those tests need the server's ``Connection``, which
 ``Server.serve`` keeps to itself, so it is made here with ``server.connect``. Test modules
-anywhere under ``tests/`` import this as ``_serving`` (``tests/conftest.py`` puts ``tests/``
-on ``sys.path``).
+anywhere under ``tests/`` import this as ``_serving`` (pytest's ``pythonpath`` in
+pyproject.toml puts ``tests/`` on ``sys.path``).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 The general parts (a free port, a process started, waited for and stopped) are in
 ``backchannel.testing``; this adds what is about this checkout and this machine.
-Test modules anywhere under ``tests/`` import it as ``_subprocesses``: ``tests/conftest.py``
-puts ``tests/`` on ``sys.path``.
+Test modules anywhere under ``tests/`` import it as ``_subprocesses``: pytest's ``pythonpath``
+(pyproject.toml) puts ``tests/`` on ``sys.path``.
 """
 
 from __future__ import annotations

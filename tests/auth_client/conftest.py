@@ -1,4 +1,4 @@
-"""The client-side authorization tests: ``tests/`` and ``tests/auth_server`` importable (the real
+"""The client-side authorization tests: ``tests/auth_server`` importable (the real
 authorization server, oidc-provider, and our protected server are started as the resource-server
 tests start them), and one oidc-provider for the session."""
 
@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-_TESTS_DIR = Path(__file__).resolve().parents[1]
-for _path in (str(_TESTS_DIR), str(_TESTS_DIR / "auth_server")):
-    if _path not in sys.path:
-        sys.path.insert(0, _path)
+_AUTH_SERVER_DIR = str(Path(__file__).resolve().parents[1] / "auth_server")  # tests/ is pytest's pythonpath
+if _AUTH_SERVER_DIR not in sys.path:
+    sys.path.insert(0, _AUTH_SERVER_DIR)
 
 from _client_harness import provider_config  # noqa: E402
 

@@ -3,19 +3,13 @@ in-process ``MemoryHub`` or a ``RedisState`` on one real ``redis-server`` (empti
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable, Iterator
 
 import pytest
 
-_TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _TESTS_DIR not in sys.path:
-    sys.path.insert(0, _TESTS_DIR)
-
-from _services import RedisServer, redis_server  # noqa: E402
-from backchannel.state.memory import MemoryHub, MemoryState  # noqa: E402
-from backchannel.state.shared import SharedState  # noqa: E402
+from _services import RedisServer, redis_server
+from backchannel.state.memory import MemoryHub, MemoryState
+from backchannel.state.shared import SharedState
 
 
 @pytest.fixture(scope="session")
