@@ -9,7 +9,6 @@ connect after that asks for a login again."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import stat
 import subprocess
@@ -20,16 +19,12 @@ from typing import Any
 
 import pexpect
 import pytest
+from _browser_login import LINK as _LINK
+from _browser_login import log_in_with_chromium, need_chromium, protected_server
 
 from _pty import Screen, terminal_env
 
-HERE = Path(__file__).resolve().parent
-CHROMIUM = "/usr/bin/chromium"
-_LINK = r"To log in, open this link in a browser: (http://127\.0\.0\.1:\d+/\S+)"
-
-if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-    pytest.skip(f"{CHROMIUM} is missing: run tests/peers/install-browser.sh (apt chromium)", allow_module_level=True)
-playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright (the dev extra) is not installed")
+need_chromium()
 pytestmark = pytest.mark.interop
 
 
@@ -40,36 +35,8 @@ def finish(screen: Screen) -> None:
 
 @pytest.fixture
 def protected(oidc: Any) -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, str(HERE / "protected_server.py"), oidc.issuer, oidc.jwks_uri],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), "the protected server did not start (its error is above)"
+    with protected_server(oidc) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-def log_in_with_chromium(url: str, profile: Path) -> str:
-    """Open the login link in headless Chromium; the heading of the page it ends on."""
-    with playwright_sync.sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            page = context.pages[0] if context.pages else context.new_page()
-            page.goto(url)
-            page.wait_for_url(re.compile(r"http://127\.0\.0\.1:\d+/callback\?"))
-            heading: str = page.inner_text("h1")
-            assert page.url.split("?")[0].endswith("/callback") and "code=" in page.url
-            return heading
-        finally:
-            context.close()
 
 
 def test_connect_logs_in_in_the_browser_keeps_the_tokens_and_logout_forgets_them(

@@ -128,6 +128,7 @@ def _session() -> TerminalSession:
             [
                 "tools",
                 "call",
+                "forget",
                 "tasks",
                 "prompts",
                 "prompt",

@@ -126,6 +126,7 @@ def build_parser(call_help: bool = False) -> tuple[argparse.ArgumentParser, dict
     )
     for sub in (connect, demo):
         _session_options(sub)
+    _header_option(connect)
     connect.add_argument(
         "target",
         nargs=argparse.REMAINDER,
@@ -170,6 +171,19 @@ def _session_options(sub: argparse.ArgumentParser) -> None:
         help="print the links of logins and URL requests (after you agree) instead of opening a browser",
     )
     _sampling_options(sub, "you approve each request and each reply; without these you type the reply")
+
+
+def _header_option(sub: argparse.ArgumentParser) -> None:
+    """``--header NAME:VALUE`` for an http(s):// server (``connect``, ``call``; ``proxy`` when it comes)."""
+    sub.add_argument(
+        "--header",
+        action="append",
+        default=None,
+        type=_header,
+        metavar="NAME:VALUE",
+        help="an HTTP header sent with every request to an http(s):// server (repeatable); "
+        "an Authorization header is sent as given, instead of the kept login",
+    )
 
 
 def _sampling_options(sub: argparse.ArgumentParser, who: str) -> None:
@@ -237,6 +251,7 @@ def _call_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], 
         choices=LOG_LEVELS,
         help="print the server's log messages at this level and above on stderr",
     )
+    _header_option(call)
     _sampling_options(call, "without these, the answers file")
 
 
@@ -323,6 +338,24 @@ def _seconds(text: str) -> float:
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (0 or more; 0: no limit)")
     return value
+
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 §5.6.2: what a field name is made of
+#: Headers the HTTP transport writes itself: given here, they would contradict it.
+_TRANSPORT_HEADERS = ("accept", "connection", "content-length", "content-type", "host", "last-event-id")
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    name, value = name.strip(), value.strip()
+    if not sep or not _TOKEN.fullmatch(name):
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME:VALUE (like 'X-Api-Key: abc123')")
+    if any(char in value for char in "\r\n\0"):
+        raise argparse.ArgumentTypeError(f"the value of {name} holds a line break")
+    lowered = name.lower()
+    if lowered in _TRANSPORT_HEADERS or lowered.startswith("mcp-"):
+        raise argparse.ArgumentTypeError(f"{name} is written by the MCP transport itself; it cannot be given")
+    return name, value
 
 
 def tool_arguments(words: list[str]) -> str:

@@ -168,6 +168,7 @@ def _connect(args: argparse.Namespace) -> int:
         browser=args.browser,
         label=label,
         sampling=sampling,
+        headers=getattr(args, "header", None),  # (demo has no --header: its server is a command)
     )
 
 
@@ -229,6 +230,7 @@ def _call(args: argparse.Namespace, server_words: list[str] | None, parser: argp
         timeout=args.timeout or None,
         log_level=args.log_level,
         sampling=sampling,
+        headers=args.header,
     )
 
 

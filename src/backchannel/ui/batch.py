@@ -24,6 +24,12 @@ exit status says how it went:
 
 An unknown tool is answered with the names closest to it ("did you mean").
 
+A server that asks for a login (OAuth) gets the one ``backchannel connect URL`` keeps, its
+token refreshed when it runs out, without a browser; with no login kept (or one that can no
+longer be refreshed) ``call`` says in one line to run ``connect`` once, and exits with 2.
+``--header NAME:VALUE`` (repeatable) adds a header to every request to an http(s):// server;
+an ``Authorization`` header is sent as given, instead of the kept login.
+
 A call the server runs as a task (2025-11-25 tasks, the 2026-07-28 tasks extension) is
 followed to its end, each change of its status noted on stderr; out of time, it is cancelled
 on the server (``tasks/cancel``) too. With ``--json`` a failed or cancelled task's error
@@ -203,8 +209,10 @@ def run_call(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
     sampling: SamplingModel | None = None,
+    headers: Sequence[tuple[str, str]] | None = None,
 ) -> int:
-    """Call ``tool`` on the server at ``target`` once; the exit status (0, 1 or 2, see above)."""
+    """Call ``tool`` on the server at ``target`` once; the exit status (0, 1 or 2, see above).
+    ``headers`` go on every request to an http(s):// server."""
     out = stdout or sys.stdout
     err = stderr or sys.stderr
 
@@ -213,7 +221,9 @@ def run_call(
 
     try:
         return asyncio.run(
-            _call(target, tool, arguments, answers, as_json, era, roots, timeout, log_level, out, note, sampling)
+            _call(
+                target, tool, arguments, answers, as_json, era, roots, timeout, log_level, out, note, sampling, headers
+            )
         )
     except KeyboardInterrupt:
         note("interrupted")
@@ -233,8 +243,9 @@ async def _call(
     out: TextIO,
     note: Callable[[str], None],
     sampling: SamplingModel | None = None,
+    headers: Sequence[tuple[str, str]] | None = None,
 ) -> int:
-    from .terminal import make_client
+    from .terminal import is_url, make_client
 
     try:
         answers = Answers.load(answers_path, note) if answers_path else Answers((), note)
@@ -257,7 +268,13 @@ async def _call(
         "request_timeout": None,
         "era": era,
         "on_log": on_log if log_level else None,
+        "headers": headers,
     }
+    login = None
+    if is_url(target):
+        from .login import kept_login
+
+        options["auth"], login = kept_login()  # connect's login, refreshed; never a browser
     try:
         client = make_client(target, options)
     except ValueError as exc:
@@ -268,7 +285,13 @@ async def _call(
 
     def failed(code: int, message: str, data: Any = None, *, ours: bool = True, task: Any = None) -> int:
         """Exit status 2; the error as JSON on stdout with ``--json``, and (always, when the
-        failure is ``ours`` and not the server's answer) in words on stderr."""
+        failure is ``ours`` and not the server's answer) in words on stderr. A login that was
+        needed and not kept is the one thing said, whatever failed for want of it."""
+        if login is not None and login.needed:
+            from .login import login_advice
+
+            code, message, data, ours, task = _CONNECTION_CLOSED, login_advice(target[0]), None, True, None
+            hints.clear()
         if as_json:
             error: dict[str, Any] = {"code": code, "message": message}
             if data is not None:

@@ -27,6 +27,11 @@ from .fields import OMIT, field_from_schema
 COMMANDS: dict[str, tuple[str, str]] = {
     "tools": ("tools", "list the server's tools"),
     "call": ("call <tool> [JSON | key=value ...]", "call a tool; arguments not given are asked field by field"),
+    "forget": (
+        "forget",
+        "show again the form you declined: repeats the call a remembered decline answered "
+        "(with none, the next call asks again)",
+    ),
     "tasks": (
         "tasks [wait | cancel <task>]",
         "list the tasks started here; wait for one left running (and answer its questions), or stop one "

@@ -5,16 +5,20 @@ authorization server's page (``--no-browser`` prints the link instead), and the 
 back to a listener on ``127.0.0.1``. Tokens and the client's registration are kept in
 ``$XDG_CONFIG_HOME/backchannel/oauth.json`` (mode 0600), so the next ``connect`` needs no login
 until they run out; ``backchannel logout URL`` forgets them.
+
+``backchannel call URL`` uses that login too (``kept_login``): the kept tokens, refreshed at
+the token endpoint when they run out, and never a browser; with no login kept it says to run
+``connect`` once. An ``Authorization`` header given with ``--header`` is sent instead.
 """
 
 from __future__ import annotations
 
-__all__ = ["CLIENT_NAME", "forget", "terminal_oauth"]
+__all__ = ["CLIENT_NAME", "forget", "kept_login", "login_advice", "terminal_oauth"]
 
 from rich.console import Console
 from rich.markup import escape
 
-from ..client.oauth import FileTokenStore, LoopbackBrowser, OAuth
+from ..client.oauth import FileTokenStore, KeptLogin, LoopbackBrowser, OAuth
 
 #: How the terminal client names itself when it registers with an authorization server.
 CLIENT_NAME = "backchannel (terminal client)"
@@ -32,6 +36,18 @@ def terminal_oauth(console: Console, *, browser: bool = True) -> OAuth:
         store=FileTokenStore(),
         client_name=CLIENT_NAME,
     )
+
+
+def kept_login() -> tuple[OAuth, KeptLogin]:
+    """``backchannel call``'s ``OAuth``: the login ``connect`` keeps, refreshed, never a new one;
+    and its grant, whose ``needed`` says afterwards whether a login was missing."""
+    grant = KeptLogin()
+    return OAuth(grant=grant, store=FileTokenStore()), grant
+
+
+def login_advice(url: str) -> str:
+    """What to say when ``url`` needs a login that no kept one gives: the one line of ``call``."""
+    return f"{url} needs a login: run `backchannel connect {url}` once; call then uses the login it keeps"
 
 
 async def forget(url: str) -> str:

@@ -31,6 +31,7 @@ from ..client.url_flow import UrlElicitation
 from ..protocol.events import ProgressReceived
 from ..types.errors import ConnectionClosed, MCPError, RequestError
 from ..types.logging import LOGGING_LEVELS
+from ..types.meta import FORGET_DECLINES, REMEMBERED_DECLINE
 from ..types.prompts import Prompt
 from ..types.tools import Tool
 from . import completion, watching
@@ -100,6 +101,13 @@ class TerminalSession:
         #: Resources watched (``watch``, ``unwatch``: see ``.watching``), their changes printed as they come.
         self.watches = watching.Watches(console, self.renderer, self._client, lambda action: self.out_of_band(action))
         self._cmd_watch = self._cmd_unwatch = self.watches.command
+        #: Call a tool the server does not list, by name (an http(s):// server may hide one for
+        #: want of a scope, and the call then steps the login up); else "no tool named".
+        self.calls_unlisted = False
+        #: The last call a remembered decline answered (``forget`` repeats it, asking again).
+        self.declined_call: tuple[str, dict[str, Any] | None] | None = None
+        #: ``forget`` with no such call: the next call asks the server to show declined forms again.
+        self.forget_next = False
 
     # -- wiring ----------------------------------------------------------------------------------
 
@@ -252,15 +260,42 @@ class TerminalSession:
         self.renderer.resource_result(uri, result)
 
     async def _cmd_call(self, command: Command) -> None:
-        client = self._client()
         tool = await self._tool(command.target)
+        if tool is None:  # not listed, and asked for by name: it may be hidden for want of a scope
+            self.console.print(
+                f"[dim]The server lists no tool {escape(command.target)!r}; asking for it by name "
+                "(a tool hidden for want of a scope asks you to log in for that scope).[/]"
+            )
+            await self._call(command.target, parse_arguments(command.rest) if command.rest else None)
+            return
         given = parse_arguments(command.rest, tool.input_schema) if command.rest else None
-        arguments = await ask_arguments(self.console, self._ask_paused, tool.input_schema, given)
-        on_progress = self._on_progress(tool.name)
-        if await runs_as_task(client, tool.name):
-            return await self._follow(await self._run(client.start_task(tool.name, arguments, on_progress=on_progress)))
-        result = await self._run(client.call_tool(tool.name, arguments, on_progress=on_progress))
-        self.renderer.tool_result(tool.name, result)
+        await self._call(tool.name, await ask_arguments(self.console, self._ask_paused, tool.input_schema, given))
+
+    async def _call(self, name: str, arguments: dict[str, Any] | None, *, forget: bool = False) -> None:
+        """Call the tool and show its result; ``forget`` (or an earlier ``forget``) asks the server
+        to show again the forms the person declined (``_meta["dev.backchannel/forgetDeclines"]``)."""
+        client = self._client()
+        meta = {FORGET_DECLINES: True} if forget or self.forget_next else None
+        self.forget_next = False
+        on_progress = self._on_progress(name)
+        if await runs_as_task(client, name):
+            task = client.start_task(name, arguments, on_progress=on_progress, meta=meta)
+            return await self._follow(await self._run(task))
+        result = await self._run(client.call_tool(name, arguments, on_progress=on_progress, meta=meta))
+        self.renderer.tool_result(name, result)
+        if REMEMBERED_DECLINE in (result.meta or {}):  # the server did not ask: it remembered a decline
+            self.console.print("[yellow](you declined this form earlier; [bold]forget[/] asks again)[/]")
+            self.declined_call = (name, arguments)
+
+    async def _cmd_forget(self, command: Command) -> None:
+        if self.declined_call is None:
+            self.forget_next = True
+            self.console.print("The next call shows again any form you declined before.")
+            return
+        name, arguments = self.declined_call
+        self.declined_call = None
+        self.console.print(f"[dim]Calling {escape(name)} again, with the forms you declined shown again.[/]")
+        await self._call(name, arguments, forget=True)
 
     async def _follow(self, task: ToolTask) -> None:
         """Wait for a task (see ``task_board``): Ctrl-C leaves it running; a plain call is cancelled."""
@@ -338,10 +373,13 @@ class TerminalSession:
     async def _cmd_info(self, command: Command) -> None:
         self.renderer.connection(self._client())
 
-    async def _tool(self, name: str) -> Tool:
+    async def _tool(self, name: str) -> Tool | None:
+        """The tool listed as ``name``; None for one not listed when ``calls_unlisted`` (else an error)."""
         if name not in self.tools:
             self._remember_tools(await self._run(self._client().list_tools()))
         if name not in self.tools:
+            if self.calls_unlisted:
+                return None
             known = ", ".join(self.tools) or "none"
             raise CommandError(f"no tool named {name!r} (tools: {known})")
         return self.tools[name]

@@ -24,7 +24,7 @@ When stdin is not a terminal, lines are read plainly, so a session can be script
 
 from __future__ import annotations
 
-__all__ = ["PlainInput", "TerminalInput", "demo_command", "demo_server_path", "make_client", "run_connect"]
+__all__ = ["PlainInput", "TerminalInput", "demo_command", "demo_server_path", "is_url", "make_client", "run_connect"]
 
 import asyncio
 import contextlib
@@ -33,7 +33,7 @@ import re
 import signal
 import sys
 import webbrowser
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -271,20 +271,50 @@ class PlainInput:
 
 def make_client(target: Sequence[str], options: dict[str, Any], console: Console | None = None) -> Client:
     """A client for ``target``: one ``http(s)://`` URL (logging in where it asks, when ``console``
-    is given: ``ui/login.py``), or a command and its arguments."""
+    is given: ``ui/login.py``; or with the ``auth`` of ``options``), or a command and its arguments.
+
+    ``options["headers"]`` (``--header``: ``(name, value)`` pairs) go on every HTTP request; with an
+    ``Authorization`` among them no login is used, the header being the credential. A command
+    takes no headers: ``ValueError`` says so."""
     from ..client.client import Client
 
     if not target:
         raise ValueError("connect needs a server: a command (and its arguments) or an http(s):// URL")
     options = dict(options)
     browser = options.pop("browser", True)
-    if len(target) == 1 and re.match(r"https?://", target[0], re.IGNORECASE):
-        if console is not None:
+    headers = _header_map(options.pop("headers", None) or ())
+    if is_url(target):
+        if headers:
+            options["headers"] = headers
+        if any(name.lower() == "authorization" for name in headers):
+            options.pop("auth", None)
+        elif console is not None and options.get("auth") is None:
             from .login import terminal_oauth
 
             options["auth"] = terminal_oauth(console, browser=browser)
         return Client.http(target[0], **options)
+    if headers:
+        raise ValueError("--header is for an http(s):// server; this server is a command, spoken to over stdio")
+    options.pop("auth", None)
     return Client.stdio(target[0], list(target[1:]), **options)
+
+
+def is_url(target: Sequence[str]) -> bool:
+    """Whether ``target`` is one http(s):// URL (else a command and its arguments)."""
+    return len(target) == 1 and re.match(r"https?://", target[0], re.IGNORECASE) is not None
+
+
+def _header_map(pairs: Iterable[tuple[str, str]] | Mapping[str, str]) -> dict[str, str]:
+    """``--header`` pairs as one mapping; a name given twice has its values joined (RFC 9110 §5.3)."""
+    headers: dict[str, str] = {}
+    items = pairs.items() if isinstance(pairs, Mapping) else pairs
+    for name, value in items:
+        known = next((key for key in headers if key.lower() == name.lower()), None)
+        if known is None:
+            headers[name] = value
+        else:
+            headers[known] = f"{headers[known]}, {value}"
+    return headers
 
 
 def demo_server_path() -> Path:
@@ -315,12 +345,14 @@ def run_connect(
     browser: bool = True,
     label: str | None = None,
     sampling: SamplingModel | None = None,
+    headers: Sequence[tuple[str, str]] | None = None,
 ) -> int:
     """Run an interactive session with the server at ``target`` until ``quit``; the exit status.
 
     ``browser`` False prints the links of URL requests instead of opening them;
     ``label`` names the server in the "Connecting" line (default: the command);
-    ``sampling`` answers sampling requests, the person approving (None: the person answers).
+    ``sampling`` answers sampling requests, the person approving (None: the person answers);
+    ``headers`` go on every request to an http(s):// server (``--header``).
     """
     console = console or Console()
     try:
@@ -334,6 +366,7 @@ def run_connect(
             browser=browser,
             label=label,
             sampling=sampling,
+            headers=headers,
         )
         return asyncio.run(work)
     except KeyboardInterrupt:
@@ -352,6 +385,7 @@ async def _connect(
     browser: bool = True,
     label: str | None = None,
     sampling: SamplingModel | None = None,
+    headers: Sequence[tuple[str, str]] | None = None,
 ) -> int:
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     terminal: TerminalInput | PlainInput = TerminalInput() if interactive else PlainInput()
@@ -365,10 +399,12 @@ async def _connect(
     session.out_of_band = terminal.out_of_band
     session.sampling.model = sampling
     try:
-        client = make_client(target, {**session.client_options(), "era": era, "browser": browser}, console)
+        options = {**session.client_options(), "era": era, "browser": browser, "headers": headers}
+        client = make_client(target, options, console)
     except ValueError as exc:
         console.print(f"[red]{escape(str(exc))}[/]")
         return 2
+    session.calls_unlisted = is_url(target)  # a protected server hides tools for want of a scope
     shown = label or " ".join(target)
     console.print(f"[dim]Connecting to {escape(shown)} ...[/]", soft_wrap=True, highlight=False)
     try:

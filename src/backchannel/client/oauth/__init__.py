@@ -13,6 +13,11 @@ A program on its own behalf::
 
     OAuth(grant=ClientCredentials("my-client", "its-secret"))
 
+A script, with the login a person made before (kept by ``FileTokenStore``), refreshed but never
+made anew (``LoginNeeded`` when it would have to be)::
+
+    OAuth(grant=KeptLogin(), store=FileTokenStore())
+
 The first request the server refuses with 401 starts the login; everything it needs is found
 from there. ``oauth.py`` says how requests are answered, ``grants.py`` the grants,
 ``registration.py`` who the client is at each server, ``metadata.py`` and ``discovery.py``
@@ -30,6 +35,8 @@ __all__ = [
     "FileTokenStore",
     "Grant",
     "GrantContext",
+    "KeptLogin",
+    "LoginNeeded",
     "LoopbackBrowser",
     "MemoryTokenStore",
     "MetadataRefused",
@@ -42,8 +49,16 @@ __all__ = [
 ]
 
 from .browser import LoopbackBrowser, Redirect
-from .errors import AuthorizationDenied, AuthorizationFailed, MetadataRefused, TokenRequestFailed
-from .grants import AuthorizationCode, ClientCredentials, EnterpriseManaged, Grant, GrantContext, WorkloadIdentity
+from .errors import AuthorizationDenied, AuthorizationFailed, LoginNeeded, MetadataRefused, TokenRequestFailed
+from .grants import (
+    AuthorizationCode,
+    ClientCredentials,
+    EnterpriseManaged,
+    Grant,
+    GrantContext,
+    KeptLogin,
+    WorkloadIdentity,
+)
 from .oauth import OAuth
 from .store import FileTokenStore, MemoryTokenStore, TokenStore
 from .tokens import TokenSet

@@ -6,7 +6,8 @@
     └── AuthorizationFailed           no token for the request; the message says why and what to do
         ├── MetadataRefused           a discovery document is missing, malformed or not to be trusted
         ├── AuthorizationDenied       the authorization response: an error, a wrong ``state`` or ``iss``
-        └── TokenRequestFailed        the token endpoint said no (``error``, ``error_description``)
+        ├── TokenRequestFailed        the token endpoint said no (``error``, ``error_description``)
+        └── LoginNeeded               a person must log in, and this grant never asks one (``KeptLogin``)
 
 They are ``httpx2.HTTPError`` subclasses because they are raised inside the HTTP exchange (the
 ``httpx2.Auth`` flow of ``OAuth``): the transport answers the request with a JSON-RPC error that
@@ -15,7 +16,7 @@ carries the message, as it does for any exchange that failed, so no caller waits
 
 from __future__ import annotations
 
-__all__ = ["AuthorizationDenied", "AuthorizationFailed", "MetadataRefused", "TokenRequestFailed"]
+__all__ = ["AuthorizationDenied", "AuthorizationFailed", "LoginNeeded", "MetadataRefused", "TokenRequestFailed"]
 
 import httpx2
 
@@ -40,3 +41,8 @@ class TokenRequestFailed(AuthorizationFailed):
         super().__init__(message)
         self.error = error
         self.description = description
+
+
+class LoginNeeded(AuthorizationFailed):
+    """The server wants tokens that only a person's login can give, and the grant (``KeptLogin``)
+    never starts one: log in once with a grant that does (``backchannel connect URL``)."""

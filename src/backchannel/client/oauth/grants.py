@@ -10,6 +10,8 @@
 - ``EnterpriseManaged``: the enterprise identity provider exchanges the person's ID token for an
   ID-JAG (RFC 8693 token exchange), which the authorization server takes as a JWT-bearer grant
   (SEP-990).
+- ``KeptLogin``: the tokens a person's earlier login left in the store, refreshed as they run
+  out, never a new login (a script's run: ``backchannel call``).
 
 ``OAuth`` calls ``obtain`` with the scopes to ask for (None: no ``scope`` parameter) and
 ``authentication`` when it refreshes a token; a grant never chooses the server or the resource.
@@ -23,6 +25,7 @@ __all__ = [
     "EnterpriseManaged",
     "Grant",
     "GrantContext",
+    "KeptLogin",
     "WorkloadIdentity",
 ]
 
@@ -37,7 +40,7 @@ import httpx2
 from .authorize import AuthorizationRequest
 from .browser import Redirect
 from .discovery import find_server
-from .errors import AuthorizationFailed
+from .errors import AuthorizationFailed, LoginNeeded
 from .metadata import ServerMetadata
 from .registration import RegisteredClient, register, registration_method, validate_metadata_url
 from .signing import DpopKey
@@ -203,6 +206,34 @@ class AuthorizationCode:
     async def authentication(self, context: GrantContext) -> ClientAuthentication | None:
         client = await self.client(context, may_register=False)
         return client.authentication() if client is not None else None
+
+
+class KeptLogin:
+    """The login a person made before with ``AuthorizationCode`` (``backchannel connect``), as the
+    ``store`` keeps it: its tokens, refreshed with the client that registered for them when they
+    run out or are refused, and never a new login, for a run with nobody at the keyboard.
+
+    When no kept token will do (none kept, or a refresh refused), ``obtain`` raises ``LoginNeeded``
+    and ``needed`` turns True, so the program can say what to do: log in once, the usual way.
+    """
+
+    interactive = False
+
+    def __init__(self) -> None:
+        #: True once a request needed a login that this grant could not give.
+        self.needed = False
+
+    async def obtain(self, context: GrantContext, scopes: tuple[str, ...] | None) -> TokenSet:
+        self.needed = True
+        raise LoginNeeded(f"{context.resource} needs a login (no kept login will do), and this client starts none")
+
+    async def authentication(self, context: GrantContext) -> ClientAuthentication | None:
+        """The client the person's login registered at ``context.server`` (``AuthorizationCode``)."""
+        stored = await context.store.get(f"client {context.server.issuer}")
+        client = RegisteredClient.from_dict(stored) if stored is not None else None
+        if client is None or client.issuer != context.server.issuer:
+            return None
+        return client.authentication()
 
 
 class ClientCredentials:
