@@ -20,6 +20,7 @@ __all__ = [
     "LogOptions",
     "ServerOptions",
     "StateOptions",
+    "TaskOptions",
     "TimeoutOptions",
 ]
 
@@ -80,13 +81,52 @@ class StateOptions:
     by default: give every worker the same key), valid for ``ttl`` seconds. ``store`` keeps
     ``ctx.once`` results and declined forms (default: a ``MemoryStore`` in this process; several
     workers need a shared one). ``once_limit`` bounds the ``ctx.once`` results one caller may have
-    kept at a time; ``decline_ttl`` is how long a declined form is not shown again."""
+    kept at a time, ``once_limit_total`` those of all callers together (with the tasks' own
+    ``task_limit_total``, below the default store's 100,000 keys, so neither fills it for the
+    other); ``decline_ttl`` is how long a declined form is not shown again."""
 
     key: bytes | None = None
     ttl: float = 600.0
     store: StateStore | None = None
     once_limit: int = 10_000
+    once_limit_total: int = 50_000
     decline_ttl: float = 3600.0
+
+    def __post_init__(self) -> None:
+        for name in ("once_limit", "once_limit_total"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskOptions:
+    """How long tasks live and how many the server keeps (``server.tasks``, ``docs/tasks.md``).
+
+    ``ttl`` is a task's lifetime when the client names none; ``ttl_max`` the most it may ask
+    (2025-11-25 ``params.task.ttl``): a longer one is cut to it, and the task reports the TTL it
+    got. ``poll_interval`` is what clients are told. A task counts against its caller until its
+    TTL has passed, finished or not: ``limit`` per caller (an authenticated principal, a stdio
+    connection), ``anonymous_limit`` per address for HTTP callers without a principal (in both
+    eras; an IPv6 address counts by its /64), and ``limit_total`` for all callers together, so
+    that tasks never fill the state store that ``ctx.once`` results share."""
+
+    ttl: float = 3600.0
+    ttl_max: float = 3600.0
+    poll_interval: float = 0.5
+    limit: int = 1_000
+    anonymous_limit: int = 100
+    limit_total: int = 20_000
+
+    def __post_init__(self) -> None:
+        if not self.ttl_max > 0:
+            raise ValueError(f"task_ttl_max must be a positive number of seconds, not {self.ttl_max!r}")
+        if not self.ttl > 0:
+            raise ValueError(f"task_ttl must be a positive number of seconds, not {self.ttl!r}")
+        for name, keyword in (("limit", "task_limit"), ("anonymous_limit", "anonymous_task_limit")):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{keyword} must be at least 1, not {getattr(self, name)!r}")
+        if self.limit_total < 1:
+            raise ValueError(f"task_limit_total must be at least 1, not {self.limit_total!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,6 +171,7 @@ class ServerOptions:
     state: StateOptions
     timeouts: TimeoutOptions
     completions: CompletionOptions = CompletionOptions()
+    tasks: TaskOptions = TaskOptions()
     #: ``Server(extensions={...})``: the extensions (SEP-2133) it declares; more with ``registry.declare_extension``.
     extensions: ExtensionOptions = field(default_factory=ExtensionOptions)
 
@@ -148,7 +189,14 @@ class FlatOptions(TypedDict, total=False):
     state_key: bytes | None
     state_ttl: float
     once_limit: int
+    once_limit_total: int
     decline_ttl: float
+    task_ttl: float
+    task_ttl_max: float
+    task_poll_interval: float
+    task_limit: int
+    anonymous_task_limit: int
+    task_limit_total: int
     elicitation_timeout: float
     finish_grace: float
     completion_rate: float | None
@@ -168,7 +216,14 @@ _FLAT: dict[str, tuple[str, str]] = {
     "state_key": ("state", "key"),
     "state_ttl": ("state", "ttl"),
     "once_limit": ("state", "once_limit"),
+    "once_limit_total": ("state", "once_limit_total"),
     "decline_ttl": ("state", "decline_ttl"),
+    "task_ttl": ("tasks", "ttl"),
+    "task_ttl_max": ("tasks", "ttl_max"),
+    "task_poll_interval": ("tasks", "poll_interval"),
+    "task_limit": ("tasks", "limit"),
+    "anonymous_task_limit": ("tasks", "anonymous_limit"),
+    "task_limit_total": ("tasks", "limit_total"),
     "elicitation_timeout": ("timeouts", "elicitation"),
     "finish_grace": ("timeouts", "finish_grace"),
     "completion_rate": ("completions", "rate"),
@@ -186,6 +241,7 @@ def resolve_options(
     flat: FlatOptions,
     completions: CompletionOptions | None = None,
     extensions: ExtensionOptions | None = None,
+    tasks: TaskOptions | None = None,
 ) -> ServerOptions:
     """The groups with the flat keywords applied; ``TypeError`` for a keyword ``Server`` does not take.
 
@@ -199,5 +255,6 @@ def resolve_options(
         "timeouts": TimeoutOptions() if timeouts is None else timeouts,
         "completions": CompletionOptions() if completions is None else completions,
         "extensions": ExtensionOptions() if extensions is None else extensions,
+        "tasks": TaskOptions() if tasks is None else tasks,
     }
     return ServerOptions(**apply_flat_keywords("Server", groups, flat, _FLAT))

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ...runtime.connection import Connection
     from ..context import Context
     from .service import TaskService
+    from .store import Budget
 
 logger = logging.getLogger("backchannel")
 
@@ -46,9 +47,13 @@ logger = logging.getLogger("backchannel")
 class TaskRunner:
     """The running side of one task (see the module)."""
 
-    def __init__(self, service: TaskService, record: TaskRecord, context: Context, tool: RegisteredTool) -> None:
+    def __init__(
+        self, service: TaskService, record: TaskRecord, context: Context, tool: RegisteredTool, budget: Budget
+    ) -> None:
         self.service = service
         self.record = record
+        #: Whose tasks it counts among (``TaskService.budget``), from the request that made it.
+        self.budget = budget
         self.context = context
         self.tool = tool
         #: True once the record is stored and the caller may be told the task's id.

@@ -14,9 +14,13 @@ Per revision (each spec's own rules):
 
 A task belongs to its caller (``owner``): the authenticated principal; without one, the
 handshake-era session, or the stdio connection; an anonymous stateless-era HTTP caller owns
-its tasks by their unguessable ids alone. Settings are attributes: ``ttl`` (seconds a task
-is kept when the client names none; 1 hour), ``max_ttl`` (24 hours), ``poll_interval``
-(what clients are told, 0.5 s) and ``limit`` (tasks kept per caller, 1000).
+its tasks by their unguessable ids alone. It counts against a budget (``budget``): the
+principal's or the connection's, and an anonymous HTTP caller's address (both eras). Settings
+come from ``TaskOptions`` (``Server(task_ttl_max=...)``) and stay attributes: ``ttl`` (seconds a
+task is kept when the client names none; 1 hour), ``max_ttl`` (the most a client may ask; 1
+hour), ``poll_interval`` (what clients are told, 0.5 s), ``limit`` (tasks per caller, 1,000),
+``anonymous_limit`` (per address of anonymous HTTP callers, 100) and ``limit_total`` (all
+callers together, 20,000).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import msgspec
 
 from ...protocol.events import RequestReceived
 from ...state.shared import SharedState
+from ...transports.http.caller_address import address_budget, caller_address
 from ...types.capabilities import extension_settings, require_extension
 from ...types.errors import INTERNAL_ERROR, InvalidParams, MethodNotFound
 from ...types.methods import METHODS
@@ -46,7 +51,7 @@ if TYPE_CHECKING:
     from .records import TaskRecord
     from .relay import TaskRelay
     from .runner import TaskRunner
-    from .store import TaskStore
+    from .store import Budget, TaskStore
 
 #: Revisions whose core protocol has tasks (2025-11-25).
 CORE_TASK_VERSIONS = METHODS["tasks/get"].versions
@@ -70,9 +75,15 @@ class TaskService:
     def __init__(self, server: Server) -> None:
         self.server = server
         self.clock = time.time if server.clock is None else server.clock
-        self.ttl = 3600.0
-        self.max_ttl = 24 * 3600.0
-        self.poll_interval = 0.5
+        options = server.options.tasks
+        self.ttl = options.ttl
+        self.max_ttl = options.ttl_max
+        self.poll_interval = options.poll_interval
+        #: Tasks one caller may hold (a principal, a stdio connection), running or finished and not expired.
+        self.limit = options.limit
+        #: Tasks the anonymous HTTP callers of one address may hold together (an IPv6 address by its /64).
+        self.anonymous_limit = options.anonymous_limit
+        self._limit_total = options.limit_total
         #: Tasks running in this process, by id.
         self.running: dict[str, TaskRunner] = {}
         #: (task id, key) of the questions a ``tasks/result`` here is putting to its client now.
@@ -86,7 +97,7 @@ class TaskService:
     def store(self) -> TaskStore:
         from .store import TaskStore
 
-        return TaskStore(lambda: self.server.state, self.clock, limit=1000)
+        return TaskStore(lambda: self.server.state, self.clock, limit_total=self._limit_total)
 
     @functools.cached_property
     def relay(self) -> TaskRelay:
@@ -95,13 +106,15 @@ class TaskService:
         return TaskRelay(self)
 
     @property
-    def limit(self) -> int:
-        """How many tasks one caller may hold (running or finished and not yet expired)."""
-        return self.store.limit
+    def limit_total(self) -> int:
+        """How many tasks all callers together may hold (running or finished and not yet expired)."""
+        return self._limit_total
 
-    @limit.setter
-    def limit(self, value: int) -> None:
-        self.store.limit = value
+    @limit_total.setter
+    def limit_total(self, value: int) -> None:
+        self._limit_total = value
+        if "store" in self.__dict__:  # (made already: it reads the bound from here no more)
+            self.store.limit_total = value
 
     @property
     def shared(self) -> SharedState | None:
@@ -172,6 +185,24 @@ class TaskService:
             return "anonymous"
         return self.server.connection_scope(context.connection) or "anonymous"
 
+    def budget(self, context: Context) -> Budget:
+        """Whose budget a new task counts against: the principal's; an anonymous HTTP caller's
+        address (both eras: the tasks of every anonymous session from one address count together,
+        so opening sessions buys no more); else the connection's (stdio, memory)."""
+        from .store import Budget
+
+        principal = context.principal
+        if principal is not None:
+            return Budget("principal:" + _hash(str(principal)), self.limit, "this caller")
+        transport = context.connection.transport
+        if not transport.authenticates_callers:
+            return Budget(self.server.connection_scope(context.connection) or "anonymous", self.limit, "this caller")
+        address = caller_address()
+        if address is None:  # (an ASGI server that names no client: every anonymous caller together)
+            return Budget("anonymous", self.anonymous_limit, "anonymous callers")
+        where = address_budget(address)
+        return Budget("address:" + where, self.anonymous_limit, f"anonymous callers from {where}")
+
     # ------------------------------------------------------------ starting
 
     async def start(self, tool: RegisteredTool, kwargs: dict[str, Any], context: Context) -> Any:
@@ -193,7 +224,7 @@ class TaskService:
             ttl=self._ttl(request),
             poll_interval=self.poll_interval,
         )
-        runner = TaskRunner(self, record, context, tool)
+        runner = TaskRunner(self, record, context, tool, self.budget(context))
         context.task = runner
         if tool.task_start == "call":
             await runner.begin()
@@ -210,6 +241,8 @@ class TaskService:
         return runner.record.create_result(request.era)
 
     def _ttl(self, request: RequestReceived) -> float:
+        """The task's TTL: what the client asked, cut to ``max_ttl`` (2025-11-25 tasks.mdx: a
+        receiver MAY override the requested ``ttl`` and MUST report the actual one), else ``ttl``."""
         asked = request.params.get("task")
         ttl = asked.get("ttl") if isinstance(asked, dict) and request.era == "handshake" else None
         if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl > 0:
@@ -224,7 +257,7 @@ class TaskService:
         record = runner.record
         self.running[record.task_id] = runner
         try:
-            await self.store.create(record)
+            await self.store.create(record, runner.budget)
         except BaseException:
             self.running.pop(record.task_id, None)
             raise
