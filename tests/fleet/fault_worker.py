@@ -11,6 +11,8 @@ Its tools say which process served them (the pid), so a test knows whom to kill:
 - ``deploy(target)``: asks (a multi-round request in the stateless era), then does its work
   in ``ctx.once`` (one line appended to ``--ledger`` per run, across every worker); returns
   ``"<the work's result> | served by pid <pid>"``.
+- ``charge(amount)``: the other order: its work in ``ctx.once`` first (a ``charge`` line in the
+  ledger), then asks for a confirmation; returns the charge and the answer.
 """
 
 from __future__ import annotations
@@ -62,6 +64,16 @@ def build_server(ledger: str, state_ttl: float) -> Server:
             return f"deployed {target} by pid {PID}"
 
         return f"{await ctx.once('deploy', work)} | served by pid {PID}"
+
+    @server.tool()
+    async def charge(amount: int, ctx: Context) -> str:
+        def work() -> str:
+            _append(ledger, f"charge {amount} {PID}\n")
+            return f"charged {amount} by pid {PID}"
+
+        charged = await ctx.once("charge", work)
+        answer = await ctx.elicit(f"Charged {amount}. Send the receipt?", OK_FORM)
+        return f"{charged} | {answer.action} | served by pid {PID}"
 
     return server
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..protocol.capabilities import has, require
 from ..protocol.events import RequestReceived
 from ..state.store import slot_of
+from ..transports.http.caller_address import address_budget, caller_address
 from ..types.errors import MissingCapability
 from ..types.field_revisions import versions_without
 from ..types.logging import LOG_LEVEL_RANK, LOGGING_LEVELS
@@ -25,7 +26,8 @@ from ..types.versions import Era
 from . import elicitation, roots
 from .delegation import deferred
 from .log_sending import operator_log
-from .mrtr import InputRequired, Round, run_once
+from .mrtr import InputRequired, Round
+from .once import run_once
 from .roots import Roots, hidden_log, known_roots, text_hider
 
 if TYPE_CHECKING:
@@ -173,14 +175,23 @@ class Context:
         or None): anything else raises ``TypeError`` here, and the work is still not run
         again. When ``work`` raises, nothing is kept and a retry runs it again. Each
         caller may hold ``Server(once_limit=...)`` results at a time (per authenticated
-        principal over HTTP, per connection over stdio, one shared bucket for anonymous
-        HTTP callers); past that the request fails with -32603 and ``work`` is not run.
-        In the handshake era the handler runs once anyway, and so does ``work``.
+        principal over HTTP, per connection over stdio, per address for anonymous HTTP
+        callers), and all callers together ``once_limit_total``; past either the request
+        fails with -32603 naming which, and ``work`` is not run. A retry whose request began
+        before the state store lost its data (Redis restarted without persistence) is refused
+        with -32602 rather than run again. In the handshake era the handler runs once anyway,
+        and so does ``work``.
         """
         if self.round is None:
             outcome = work()
             return await outcome if inspect.isawaitable(outcome) else outcome
-        bucket = self.caller_scope(anonymous="anonymous") or "anonymous"
+        scope = self.caller_scope(anonymous=None)
+        who = "this caller"
+        if scope is None:  # an anonymous HTTP caller: its address's bucket
+            address = caller_address()
+            where = address_budget(address) if address is not None else None
+            scope = "anonymous" if where is None else "address:" + where
+            who = "anonymous callers" if where is None else f"anonymous callers from {where}"
         server = self.server
         return await run_once(
             server.state,
@@ -188,8 +199,10 @@ class Context:
             self.round,
             name,
             work,
-            bucket=f"once:{slot_of(bucket)}",
+            bucket=f"once:{slot_of(scope)}",
             limit=server.once_limit,
+            limit_total=server.options.state.once_limit_total,
+            who=who,
         )
 
     async def gather(self, *questions: Awaitable[Any]) -> list[Any]:

@@ -10,31 +10,31 @@ sealed here: HMAC-SHA256 under the server's key, an expiry, and bound to the
 method and its arguments, so a client can neither forge nor reuse them elsewhere,
 and any worker that shares the key can serve the retry.
 
-Work a handler must not repeat across its re-runs goes through ``run_once``
-(``ctx.once``): the result is kept in the server's ``StateStore`` for as long as
-any state that can replay it is valid, and a state never outlives those results.
+Work a handler must not repeat across its re-runs goes through ``ctx.once``
+(``once.py``), whose results a request's states rely on: a state never outlives them,
+and it names the generation of the store its request began in (``store_generation.py``),
+so that a state older than a loss of the store's data is told apart.
 """
 
 from __future__ import annotations
 
-__all__ = ["InputRequired", "Round", "StateSealer", "binding_of", "run_once"]
+__all__ = ["InputRequired", "Round", "StateSealer", "binding_of"]
 
-import asyncio
 import base64
 import binascii
-import inspect
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import msgspec
 
 from ..telemetry import metrics
 from ..types.errors import InvalidParams
-from .state import StateStore, StoreFull
+from .state import StateStore
+from .store_generation import Generation, spans_workers
 
 _encode = msgspec.json.Encoder(order="sorted").encode
 _decode = msgspec.json.decode
@@ -45,9 +45,9 @@ _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 _UNUSED_BITS = (0, 0, 0b1111, 0b11)
 _FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 _MALFORMED = "requestState is malformed; send back exactly what the server sent"
-T = TypeVar("T")
 _ONCE_MEMO = "onceKeptUntil"  # memo entry: when each ``once`` result of this request is forgotten
 _ASKED_AT = "askedAt"  # memo entry, while metrics are on: when each form question went out
+_GENERATION_MEMO = "gen"  # memo entry: the generation of the store the request began in
 
 
 class InputRequired(Exception):
@@ -109,6 +109,8 @@ class StateSealer:
         self.keys: list[bytes] = [key or os.urandom(32)]  # (what secrets.token_bytes reads)
         self.ttl = ttl
         self._clock = clock
+        #: The generation of the store new requests begin in (``store_generation.py``).
+        self.generation = Generation()
 
     @property
     def key(self) -> bytes:
@@ -185,6 +187,10 @@ class Round:
     keys: set[str] = field(default_factory=set)
     #: What a handler keeps across rounds, sealed with the answers (e.g. a URL flow's id).
     memo: dict[str, Any] = field(default_factory=dict)
+    #: True for a request's first round (no ``requestState``): nothing of it can have been lost.
+    first: bool = False
+    #: True once this round read the store's generation into ``memo`` (a first round, shared store).
+    generation_read: bool = False
 
     def next_key(self, method: str, key: str | None = None) -> str:
         """The ``inputRequests`` key of the next question: ``key``, or one numbered in the
@@ -229,10 +235,29 @@ class Round:
                     raise InvalidParams(f"inputResponses[{key!r}] must be an object (the answer to that input request)")
             responses = given
         # Every request's rounds share one lineage id, sealed from the first round on, so
-        # work done "once" is recognised however the client replays its states.
-        if "lineage" not in memo:  # (a retry's comes sealed: no random bytes drawn for it)
+        # work done "once" is recognised however the client replays its states; and the
+        # generation of the store it began in, so a state older than a loss is told apart.
+        first = "lineage" not in memo
+        if first:  # (a retry's come sealed: no random bytes drawn for it)
             memo["lineage"] = os.urandom(16).hex()  # (secrets.token_hex(16))
-        return cls(binding, answers, responses, memo=memo)
+            memo[_GENERATION_MEMO] = sealer.generation.id
+        return cls(binding, answers, responses, memo=memo, first=first)
+
+    @property
+    def generation(self) -> str | None:
+        """The generation of the store this request began in (sealed from its first round on)."""
+        generation = self.memo.get(_GENERATION_MEMO)
+        return generation if isinstance(generation, str) else None
+
+    def begin_in(self, generation: str) -> None:
+        """Note that this request, in its first round, begins in the store's ``generation``."""
+        self.memo[_GENERATION_MEMO] = generation
+        self.generation_read = True
+
+    def relies_on(self, name: str) -> bool:
+        """Whether this request's states say the ``once`` result ``name`` was kept."""
+        kept = self.memo.get(_ONCE_MEMO)
+        return isinstance(kept, dict) and name in kept
 
     def keep_until(self, name: str, expires: float) -> None:
         """Note that the ``once`` result ``name`` is kept until ``expires`` (sealer time):
@@ -247,6 +272,14 @@ class Round:
         if not isinstance(kept, dict):
             return None
         return min((value for value in kept.values() if isinstance(value, (int, float))), default=None)
+
+    async def ended_by(self, needed: InputRequired, store: StateStore, sealer: StateSealer) -> dict[str, Any]:
+        """The ``InputRequiredResult`` that ends this round (``input_required``). A request's first
+        state, sealed for a store shared by workers, names the generation the store has now (one
+        read), not the one this worker last saw: the store may have lost its data since."""
+        if self.first and not self.generation_read and spans_workers(store):
+            self.begin_in(await sealer.generation.read(store))
+        return self.input_required(sealer, needed)
 
     def input_required(self, sealer: StateSealer, needed: InputRequired) -> dict[str, Any]:
         """The ``InputRequiredResult`` that ends this round."""
@@ -282,95 +315,6 @@ class Round:
 def _person_answered(asked: Any, response: dict[str, Any]) -> None:
     seconds = time.time() - asked if isinstance(asked, (int, float)) else None
     metrics.elicitation_answered("form", response.get("action"), seconds)
-
-
-_ONCE_GRACE = 5.0  # a once result outlives the last state that can replay it by this much (clock skew)
-_ONCE_WAIT = 10.0  # how long a replay waits for the same work running elsewhere before "retry later"
-
-
-async def run_once(
-    store: StateStore,
-    sealer: StateSealer,
-    round_: Round,
-    name: str,
-    work: Callable[[], Awaitable[T] | T],
-    *,
-    bucket: str,
-    limit: int,
-) -> T:
-    """``ctx.once`` in the stateless era: run ``work`` once per request lineage and ``name``.
-
-    The first run claims the key in ``store`` (atomic set-if-absent, counted in the
-    caller's ``bucket`` of at most ``limit`` keys) and stores the result; every re-run
-    and replay reads it back and extends its life to that of the state it will seal.
-    A full bucket raises ``StoreFull`` (-32603), never a second run. A result that is
-    not JSON data raises ``TypeError`` here, on this run and on every replay, without
-    running ``work`` again. When ``work`` raises, nothing is kept and a retry runs it.
-    """
-    # In the caller's bucket's slot (it carries a hash tag): one Redis Cluster node for both.
-    key = f"{bucket}:{round_.memo['lineage']}:{name}" if bucket else f"once:{round_.memo['lineage']}:{name}"
-    ttl = sealer.ttl + _ONCE_GRACE
-    waited = 0.0
-    pause = 0.005
-    while True:
-        added = await store.add(key, {"pending": True}, ttl=ttl, bucket=bucket, limit=limit)
-        if added == "full":
-            raise StoreFull(
-                f"the server's exactly-once store is full for this caller (it keeps up to {limit} results of "
-                f"ctx.once per caller, within the store's own bound, until the requestState that can replay "
-                f"them expires, at most {sealer.ttl:g} s); nothing was run: retry when earlier requests have "
-                "finished or expired",
-                data={"limit": limit, "retryAfterSeconds": sealer.ttl},
-            )
-        if added == "added":
-            break
-        held = await store.get(key)
-        if held is None:
-            continue  # the work failed and was released meanwhile: claim it afresh
-        if held.get("pending"):
-            # The same work runs for a concurrent replay (here or on another worker).
-            if waited >= _ONCE_WAIT:
-                raise InputRequired(f"once:{name}", None)  # not yet: the client retries with its state
-            await asyncio.sleep(pause)
-            waited += pause
-            pause = min(pause * 2, 0.25)
-            continue
-        await store.put(key, held, ttl=ttl)
-        round_.keep_until(name, sealer.now() + sealer.ttl)
-        return cast(T, _kept(name, held))
-    try:
-        outcome = work()
-        result = await outcome if inspect.isawaitable(outcome) else outcome
-    except BaseException:
-        await store.delete(key)
-        raise
-    held = _to_keep(result)
-    await store.put(key, held, ttl=ttl)
-    round_.keep_until(name, sealer.now() + sealer.ttl)
-    return cast(T, _kept(name, held))
-
-
-def _to_keep(result: Any) -> dict[str, Any]:
-    """What the store keeps for a result: the value when it is JSON data (and reads back
-    equal, so a replay returns what the first run returned), otherwise the refusal."""
-    try:
-        copy = _decode(_encode(result))
-        same = bool(copy == result)  # a tuple, dataclass or NaN reads back different
-    except (TypeError, ValueError, msgspec.EncodeError):
-        same = False
-    if not same:
-        return {"notJson": type(result).__name__}
-    return {"value": copy}
-
-
-def _kept(name: str, held: dict[str, Any]) -> Any:
-    if "notJson" in held:
-        raise TypeError(
-            f"ctx.once({name!r}) returned a {held['notJson']}, which the exactly-once store cannot keep; "
-            "return JSON data (dict, list, str, int, float, bool or None) and rebuild objects from it. "
-            "The work ran once and is not run again for this request."
-        )
-    return held.get("value")
 
 
 def _merged(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:

@@ -142,7 +142,7 @@ async def call_tool(server: Server, request: RequestReceived, connection: Connec
                 server.tasks.refuse_task_param(request)
             value = await call(tool.fn, kwargs)
     except InputRequired as needed:
-        return _input_required(server, context, needed)
+        return await _input_required(server, context, needed)
     return tool.to_result(value, request.version)
 
 
@@ -219,7 +219,7 @@ async def get_prompt(server: Server, request: RequestReceived, connection: Conne
     try:
         return prompt.to_result(await call(prompt.fn, kwargs))
     except InputRequired as needed:
-        return _input_required(server, context, needed)
+        return await _input_required(server, context, needed)
 
 
 async def read_resource(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
@@ -229,7 +229,7 @@ async def read_resource(server: Server, request: RequestReceived, connection: Co
     try:
         return await _read(server, uri, request)
     except InputRequired as needed:
-        return _input_required(server, CURRENT_CONTEXT.get(), needed)
+        return await _input_required(server, CURRENT_CONTEXT.get(), needed)
 
 
 async def _read(server: Server, uri: str, request: RequestReceived) -> dict[str, Any]:
@@ -271,9 +271,9 @@ def _context_for(server: Server, request: RequestReceived) -> Context:
     return context
 
 
-def _input_required(server: Server, context: Context, needed: InputRequired) -> dict[str, Any]:
+async def _input_required(server: Server, context: Context, needed: InputRequired) -> dict[str, Any]:
     assert context.round is not None, "InputRequired is raised only in the stateless era"
-    return context.round.input_required(server.state_sealer, needed)
+    return await context.round.ended_by(needed, server.state, server.state_sealer)
 
 
 async def subscribe(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:

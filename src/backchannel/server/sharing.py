@@ -6,6 +6,11 @@
 - **The keyring.** ``requestState`` sealed by one worker is opened by any: the keys live in the
   shared state, made once by the first worker, and rotated with ``rotate_keyring`` (the new key
   seals at once; the old one keeps opening states until the next rotation drops it).
+- **The store's generation.** The states a worker seals name the generation of the shared store
+  (``store_generation.py``), read when the worker joins and checked every few seconds; a store
+  that lost it (Redis restarted without persistence) gets a new one, and ``ctx.once`` refuses the
+  states of the old (``once.py``). The keyring outlives such a loss (the workers put their keys
+  back), so a state whose request needs nothing the store kept still opens.
 - **Per-session records.** What the server keeps for a handshake-era session (its log level, its
   resource subscriptions), as data another worker takes the session up from.
 - **Fleet calls.** ``calls`` asks another worker to do what only it can (``state/calls.py``): a URL
@@ -21,6 +26,7 @@ __all__ = ["KEYRING_TTL", "Sharing", "restore_session", "rotate_keyring", "sessi
 
 import asyncio
 import base64
+import contextlib
 import logging
 import os
 from collections.abc import Callable
@@ -46,7 +52,8 @@ KEYRING_TTL = 90 * 24 * 3600.0
 _KEYS_KEPT = 2
 #: At most this many keys after workers whose keys Redis lost add theirs back.
 _KEYS_MERGED = 4
-#: How often a worker checks that the fleet's keyring still holds its key (Redis may lose it).
+#: How often a worker checks that the fleet's keyring still holds its key (Redis may lose it),
+#: and reads the store's generation again.
 KEYRING_CHECK = 5.0
 
 
@@ -98,10 +105,12 @@ class Sharing:
         if self._stop is None:
             self._stop = state.listen(CHANGES, self._on_change)
         await state.listening(CHANGES)
+        self.server.state_sealer.generation.on_new = self._tell_generation
+        await self.check_generation()  # before anything is sealed: the states begin in this generation
         if self.server.options.state.key is None:  # a key given outright is the operator's keyring
             await self.check_keyring()
-            if self._keeper is None:
-                self._keeper = asyncio.get_running_loop().create_task(self._keep_keyring())
+        if self._keeper is None:
+            self._keeper = asyncio.get_running_loop().create_task(self._keep_keyring())
         await self._start_calls(state)
         self._started = True
 
@@ -153,11 +162,26 @@ class Sharing:
         if ring and sealer.keys != ring:
             sealer.use_keys(ring)
 
+    async def check_generation(self) -> None:
+        """Read the shared store's generation (making one when it has none: a store new, or
+        emptied), so the states sealed from now on name it."""
+        state = self.state
+        if state is not None:
+            await self.server.state_sealer.generation.read(state)
+
+    async def _tell_generation(self) -> None:
+        state = self.state
+        if state is not None:
+            with contextlib.suppress(StateUnavailable):  # (each worker reads it again within seconds)
+                await state.publish(CHANGES, msgspec.json.encode({"k": "keyring"}))
+
     async def _keep_keyring(self) -> None:
         while True:
             await asyncio.sleep(KEYRING_CHECK)
             try:
-                await self.check_keyring()
+                await self.check_generation()
+                if self.server.options.state.key is None:
+                    await self.check_keyring()
             except StateUnavailable:
                 continue  # Redis is away: the keys in memory serve until it is back
 
@@ -195,7 +219,9 @@ class Sharing:
 
     async def _reload_keyring(self, state: SharedState) -> None:
         try:
-            await self.check_keyring()
+            await self.check_generation()
+            if self.server.options.state.key is None:
+                await self.check_keyring()
         except StateUnavailable as exc:
             logger.warning("the fleet's keyring could not be read: %s", exc.message)
 
