@@ -8,7 +8,9 @@ On the wire against ``run_http``'s server, with clients at several loopback addr
   stream and is served; past the server's cap on streams (kept under the connection cap) a GET is
   503 while requests are still answered;
 - every SSE response ends at its lifetime with a ``retry`` field; a request's stream goes on and
-  is resumed with ``Last-Event-ID``, as after any break;
+  is resumed with ``Last-Event-ID``, as after any break; our client and the official Python SDK's
+  open their GET stream again after each lifetime, past any count of reconnections, and still
+  hear what the server sends there;
 - a client that opens sessions and never finishes their handshakes holds at most its share (429,
   naming its share), another client still gets a session, the unfinished sessions end after the
   handshake timeout, and ``Retry-After`` is when that really happens (the retry succeeds then, not
@@ -20,10 +22,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+import warnings
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx2 as httpx
+import pytest
 from _http_harness import (
     Probe,
     assert_jsonrpc_error,
@@ -225,6 +229,47 @@ def test_our_clients_get_stream_outlives_many_lifetimes() -> None:
                 server.notify_resource_updated("res://w")
                 await asyncio.wait({heard}, timeout=0.05)
             assert heard.result() == ResourceUpdated("res://w")
+
+    run(body)
+
+
+def test_the_official_python_sdks_get_stream_outlives_many_lifetimes() -> None:
+    # The official Python SDK client (mcp) opens its GET stream again after each lifetime and
+    # still hears what the server sends on it.
+    pytest.importorskip("mcp")
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def body() -> None:
+        server = Server("lifetimes")
+        server.add_resource("res://w", lambda: "w")
+        app = server.http_app(stream_lifetime=0.1, retry_ms=20)
+        gets = 0
+        heard = asyncio.Event()
+
+        async def counting(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            nonlocal gets
+            gets += scope["type"] == "http" and scope["method"] == "GET"
+            await app(scope, receive, send)
+
+        async def on_message(message: Any) -> None:
+            if "notifications/resources/updated" in repr(message):
+                heard.set()
+
+        async with (
+            serve_on_loopback(counting) as base,
+            streamable_http_client(base + "/mcp") as (read, write, *_),
+            ClientSession(read, write, message_handler=on_message) as session,
+        ):
+            await session.initialize()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (the SDK marks resources/subscribe deprecated in 2026-07-28)
+                await session.subscribe_resource("res://w")
+            await wait_until(lambda: gets >= 10, timeout=10)
+            while not heard.is_set():  # what is sent between two streams may be lost: tell until heard
+                server.notify_resource_updated("res://w")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(heard.wait(), 0.05)
 
     run(body)
 
