@@ -45,6 +45,7 @@ from _http_harness import (
 from backchannel import Client, Server
 from backchannel.client import ResourceUpdated
 from backchannel.http_host.app import HttpApp
+from backchannel.http_host.client_limits import client_of
 from backchannel.testing import serve_on_loopback
 from backchannel.transports.http.auth import BearerTokens
 from backchannel.types.errors import INTERNAL_ERROR, INVALID_REQUEST, RATE_LIMITED
@@ -344,3 +345,15 @@ def test_a_principals_share_is_its_own_whatever_its_address() -> None:
             await open_session(bob)  # same address, another principal: its own share
 
     run(body)
+
+
+def test_who_a_client_is() -> None:
+    def of(principal: str | None, host: str | None) -> tuple[str, str]:
+        return client_of(principal, {"client": (host, 1) if host is not None else None})
+
+    assert of("alice", "127.0.0.1") == ("principal", "alice")  # authenticated: its principal, wherever from
+    assert of(None, "127.0.0.2") == ("address", "127.0.0.2")
+    assert of(None, "2001:db8:1:2::5") == of(None, "2001:db8:1:2:ffff::9")  # one host's /64
+    assert of(None, "2001:db8:1:2::5") != of(None, "2001:db8:1:3::5")
+    assert of(None, "::ffff:10.0.0.7") == ("address", "10.0.0.7")
+    assert of(None, None) == ("address", "unknown")  # (no address: a unix socket)

@@ -39,7 +39,6 @@ __all__ = [
 import asyncio
 import contextvars
 import math
-import socket
 import time
 from collections.abc import Callable
 from typing import Final
@@ -48,6 +47,7 @@ from ..framing import http as H
 from ..framing.sse import encode_event
 from ..transports.http.asgi import Scope
 from ..transports.http.auth import Principal
+from ..transports.http.caller_address import address_budget
 from ..transports.http.limits import busy
 from ..types.errors import RateLimited
 
@@ -79,20 +79,7 @@ def client_of(principal: Principal | None, scope: Scope) -> ClientKey:
     if not peer:  # (None under some test transports and unix sockets)
         return _NOWHERE
     host = str(peer[0])
-    if ":" in host:
-        return ("address", _ipv6_client(host))
-    return ("address", host)
-
-
-def _ipv6_client(host: str) -> str:
-    """An IPv6 address's /64 (one host's usual allotment), or the IPv4 address it maps."""
-    try:
-        packed = socket.inet_pton(socket.AF_INET6, host.strip("[]").partition("%")[0])
-    except (OSError, ValueError):
-        return host
-    if packed[:12] == b"\0" * 10 + b"\xff\xff":
-        return socket.inet_ntop(socket.AF_INET, packed[12:])
-    return packed[:8].hex() + "::/64"
+    return ("address", address_budget(host))  # (an IPv6 address by its /64, as tasks count it)
 
 
 def retry_seconds(wait: float) -> int:
