@@ -4,7 +4,9 @@
 and connects; ``Client(transport)`` uses any transport. Era detection follows
 the spec: probe with ``server/discover``; a discover result (or a recognised
 stateless-era error) means the stateless era; any other error, or no answer
-within ``probe_timeout``, means the handshake era, so ``initialize``.
+within ``probe_timeout`` (counted from when a spawned server has read the probe),
+means the handshake era, so ``initialize`` (to a server spawned afresh when the
+probe went unanswered: ``era_detection``).
 """
 
 from __future__ import annotations
@@ -226,11 +228,25 @@ class Client:
             probe_timeout=self.probe_timeout,
             request_timeout=self.request_timeout,
             negotiated=self._negotiated,
+            start_afresh=self._start_afresh if self.transport.respawns else None,
         )
         self.server_info = introduction.server_info
         self.server_capabilities = introduction.server_capabilities
         self.instructions = introduction.instructions
         self.discover_result = introduction.discover_result
+
+    async def _start_afresh(self) -> tuple[Connection, Session]:
+        """Our era probe went unanswered: stop the server and spawn it again, with a new session
+        and connection, so that a late answer to the probe cannot meet ``initialize``."""
+        await self.connection.close()
+        if self._runner is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._runner
+        self.session = Session(self.session.config)
+        self.connection = Connection(self.session, self.transport, self)
+        await self.transport.start()
+        self._runner = asyncio.get_running_loop().create_task(self.connection.run())
+        return self.connection, self.session
 
     # ----------------------------------------------------- server -> client
 

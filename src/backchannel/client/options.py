@@ -41,8 +41,10 @@ class TimeoutOptions:
     """How long the client waits.
 
     ``probe`` bounds the ``server/discover`` probe of era detection (no answer in time: the
-    handshake era). ``request`` is the default timeout of every request (None: wait as long as
-    it takes, say while a person fills a form; cancel the awaiting task instead)."""
+    handshake era); over stdio it counts from when the server process has read the probe, so a
+    server slow to start is not taken for a handshake-era one. ``request`` is the default timeout
+    of every request (None: wait as long as it takes, say while a person fills a form; cancel the
+    awaiting task instead), and bounds the wait for a spawned server to read the probe."""
 
     probe: float = 3.0
     request: float | None = 60.0

@@ -11,7 +11,7 @@ __all__ = ["Requesting"]
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..protocol.events import RequestId
@@ -38,6 +38,7 @@ class Requesting(ConnectionBase):
         progress_resets_timeout: bool = False,
         max_timeout: float | None = None,
         sent: Callable[[RequestId], None] | None = None,
+        timeout_from: Callable[[], Awaitable[object]] | None = None,
     ) -> dict[str, Any]:
         """Send a request and wait for its result.
 
@@ -50,6 +51,9 @@ class Requesting(ConnectionBase):
         ``progress_resets_timeout``, each progress notification restarts the
         ``timeout`` clock, but never past ``max_timeout`` seconds in all. ``sent`` is told the
         request's id as it is queued (a ``subscriptions/listen`` stream is named by it).
+        ``timeout_from`` is awaited once the request is written, and the clock starts when it
+        returns (an answer that comes first is taken as usual): a ``Client``'s era probe starts
+        it when the server process has read the probe.
 
         A task-augmented request answered with a task (2025-11-25) keeps ``on_progress`` after it
         returns: the task's progress comes on the same token until ``release_task_progress``.
@@ -84,6 +88,8 @@ class Requesting(ConnectionBase):
                 return await waiter
             # No timeout scope of its own: the connection's clocks settle the waiter with
             # ``TIMED_OUT`` when the deadline passes (one loop timer for all, ``clocks.py``).
+            if timeout_from is not None:
+                await _settled_or_done(waiter, timeout_from())
             started = loop.time()
             hard_deadline = started + max_timeout if max_timeout is not None else None
             first = started + timeout if timeout is not None else hard_deadline
@@ -198,3 +204,15 @@ class Requesting(ConnectionBase):
             finish(operation, None, failure.code, failure.message)
         else:
             finish_unanswered(operation, type(failure).__name__, str(failure))
+
+
+async def _settled_or_done(waiter: asyncio.Future[Any], starting: Awaitable[object]) -> None:
+    """Wait until ``starting`` is done or ``waiter`` is settled, whichever comes first."""
+    start = asyncio.ensure_future(starting)
+    try:
+        await asyncio.wait((waiter, start), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not start.done():
+            start.cancel()
+        elif not start.cancelled():
+            start.exception()  # (retrieved: a check that failed ends the wait as its end would)

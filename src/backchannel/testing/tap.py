@@ -90,6 +90,9 @@ class Tap(Transport):
     async def drain(self) -> None:
         await self.inner.drain()
 
+    async def until_read(self, timeout: float | None) -> bool | None:
+        return await self.inner.until_read(timeout)
+
     async def progress_read(self) -> None:
         await self.inner.progress_read()
 

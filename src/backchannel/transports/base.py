@@ -12,6 +12,8 @@ nothing to do; nothing is looked up by name. A transport must implement
 
 - ``start()``: connect before the first message (the HTTP client opens its pool);
 - ``drain()``: wait for output to shrink (backpressure);
+- ``respawns`` and ``until_read(timeout)``: whether ``start`` after ``close`` reaches a fresh peer,
+  and waiting until the peer has read what was written (stdio: the era probe's clock starts then);
 - ``progress_read()``: before an answer that follows its request's progress, let the peer read that
   progress first (a loop turn; stdio: until the peer read it, bounded);
 - ``routes_by_request`` and ``write_routed``: send each message on the stream of the
@@ -77,6 +79,10 @@ class Transport(abc.ABC):
     authenticates_callers: bool = False
     #: Who is calling, as the authenticator named them; None without one.
     principal: str | None = None
+    #: True where ``start`` after ``close`` reaches a fresh peer that saw nothing written before (a
+    #: spawned server: a new process). A ``Client`` whose era probe went unanswered starts afresh
+    #: then, so that a late answer to the probe cannot meet its ``initialize``.
+    respawns: bool = False
 
     async def start(self) -> None:  # noqa: B027 - most transports are ready when built
         """Get ready for the first message; a ``Client`` awaits it before anything is sent."""
@@ -104,6 +110,12 @@ class Transport(abc.ABC):
 
     async def drain(self) -> None:  # noqa: B027 - most transports have nothing to wait for
         """Wait until queued output is small enough to accept more input (backpressure)."""
+
+    async def until_read(self, timeout: float | None) -> bool | None:
+        """Wait until the peer has read everything written so far: True once it has, False when
+        ``timeout`` seconds (None: no bound) passed first or the output closed, None at once where
+        this end cannot tell (the default). A ``Client`` starts its era probe's clock on True."""
+        return None
 
     async def progress_read(self) -> None:
         """Called with a request's progress just written and its answer next: return when the

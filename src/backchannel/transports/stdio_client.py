@@ -2,6 +2,8 @@
 
 The child's stderr goes through to ours. Shutdown is the way the spec asks: close its
 stdin, wait, SIGTERM, wait, SIGKILL. When its output ends unasked, we say how it ended.
+``start`` after ``close`` spawns a new process (``respawns``): a ``Client`` does that when its
+era probe went unanswered, so that a late answer to it cannot meet the ``initialize`` that follows.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ _EXIT_WAIT = 2.0
 class StdioClientTransport(_StreamTransport):
     """Spawn ``command`` and speak to it over its stdin and stdout."""
 
+    respawns = True
+
     def __init__(
         self,
         command: str,
@@ -47,6 +51,9 @@ class StdioClientTransport(_StreamTransport):
         self.process: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
+        """Spawn the server (again, after ``close``: a new process, and nothing of the old one's is kept)."""
+        if self.process is not None:
+            self._restart_state()
         self.process = await asyncio.create_subprocess_exec(
             self.command,
             *self.args,

@@ -4,17 +4,23 @@
 drain only past ``_HIGH_WATER``; it reads through a StreamReader, which the client uses
 (the server reads its stdin through ``stdio_inbox._Inbox`` instead).
 
-``progress_read`` is how an answer that follows its request's progress waits for the peer to
-read that progress first (a TypeScript SDK peer drops progress read in one chunk with the
-answer, ``Transport.progress_read``). A second write alone does not do it: a busy peer finds
-both writes in the pipe and reads them in one chunk. So we ask the kernel how much of what we
-wrote the peer has not read yet: ``FIONREAD`` on a pipe (exact: the bytes in it, so we wait
-until the peer has read past the progress), ``TIOCOUTQ`` on a socket (what node's and
-libuv's children get for stdio; it counts whole unread buffers, so we wait until it has read
-everything). Each check is one ``ioctl``; the first few are a loop turn apart (a peer that
-keeps up reads within microseconds), then at most ``_READ_POLL_MAX`` apart, and after
-``_READ_WAIT`` seconds the answer goes anyway (a peer that reads nothing for that long would
-not have read the answer sooner). Elsewhere (a regular file, Windows) one loop turn.
+``until_read`` waits until the peer has read what we wrote, by asking the kernel how much of it
+is still unread: ``FIONREAD`` on a pipe (exact: the bytes in it, so we know when the peer has
+read past a given write), ``TIOCOUTQ`` on a socket (what node's and libuv's children get for
+stdio; it counts whole unread buffers, so we wait until the peer has read everything). Each check
+is one ``ioctl``; the first few are a loop turn apart (a peer that keeps up reads within
+microseconds), then at most ``_READ_POLL_MAX`` apart. Two callers:
+
+- ``progress_read``: an answer that follows its request's progress waits (at most ``_READ_WAIT``
+  seconds) for the peer to read that progress: a TypeScript SDK peer drops progress it reads in
+  one chunk with the answer (``Transport.progress_read``), and a second write alone does not
+  prevent that (a busy peer finds both writes in the pipe and reads them at once). A peer that
+  reads nothing for that long would not have read the answer sooner.
+- a ``Client``'s era probe starts its clock once the server process has read the probe: the
+  time a server takes to start (a loaded machine, a big import) is not the time it takes to answer.
+
+Elsewhere (a regular file, Windows) we cannot tell: ``until_read`` says None, and
+``progress_read`` waits one loop turn.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ class _StreamTransport(Transport):
     """NDJSON over an asyncio reader/writer pair."""
 
     def __init__(self, max_line_bytes: int) -> None:
+        self._max_line_bytes = max_line_bytes
         self._decoder = LineDecoder(max_line_bytes)
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -63,6 +70,13 @@ class _StreamTransport(Transport):
         self._written = 0  # bytes handed to ``write`` so far (``progress_read`` measures with it)
         self._unread_probe: tuple[int, int] | None = None  # (our fd, the ioctl), once ``_probed``
         self._probed = False
+
+    def _restart_state(self) -> None:
+        """Forget the last peer's stream (its half line, its end): a new one is starting."""
+        self._decoder = LineDecoder(self._max_line_bytes)
+        self._closed = self._eof = self._probed = False
+        self._written = 0
+        self._unread_probe = None
 
     async def receive(self) -> list[Any] | None:
         while not self._eof:
@@ -109,32 +123,38 @@ class _StreamTransport(Transport):
                 raise TransportBroken(f"the peer closed the pipe: {exc}") from exc
 
     async def progress_read(self) -> None:
-        """Return once the peer has read what we wrote so far (bounded; see the module docstring)."""
+        """Return once the peer has read the progress written so far (bounded; see the module docstring)."""
+        if await self.until_read(_READ_WAIT) is None:
+            await asyncio.sleep(0)
+
+    async def until_read(self, timeout: float | None) -> bool | None:
+        """Wait until the peer has read what we wrote so far: True once it has; False when
+        ``timeout`` seconds passed first or the pipe closed; None at once where we cannot tell."""
         out = self._out
         probe = self._probe() if out is not None and self._sync_out is None else None
         if probe is None or out is None:
-            await asyncio.sleep(0)
-            return
+            return None
         fd, request = probe
         mark = self._written
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + _READ_WAIT
+        deadline = loop.time() + timeout if timeout is not None else None
         spins, pause = 0, 0.0
         counter = array.array("i", [0])
         while not self._closed and not out.is_closing():
             try:
                 fcntl.ioctl(fd, request, counter)
             except OSError:
-                return
+                return False
             unread = out.get_write_buffer_size() + counter[0]
             if unread == 0 or (request == _FIONREAD and self._written - unread >= mark):
-                return
-            if loop.time() >= deadline:
-                return
+                return True
+            if deadline is not None and loop.time() >= deadline:
+                return False
             spins += 1
             if spins > _READ_SPINS:
                 pause = min(pause * 2 or 0.0005, _READ_POLL_MAX)
             await asyncio.sleep(pause)
+        return False
 
     def _probe(self) -> tuple[int, int] | None:
         """How to ask the kernel what the peer has not read yet (our end's fd and the ioctl); None: no way."""
