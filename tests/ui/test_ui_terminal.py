@@ -262,8 +262,9 @@ def test_a_piped_session_runs_without_a_terminal() -> None:
 
 
 def test_connect_reports_a_server_that_cannot_start(capsys: pytest.CaptureFixture[str]) -> None:
+    # (A command that does not exist is refused before anything starts: tests/cli/test_cli_words.py.)
     done = subprocess.run(
-        [sys.executable, "-m", "backchannel", "connect", "/nonexistent/server-binary"],
+        [sys.executable, "-m", "backchannel", "connect", "--", sys.executable, "-c", "raise SystemExit(3)"],
         input="",
         capture_output=True,
         text=True,
