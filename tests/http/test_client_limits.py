@@ -357,3 +357,31 @@ def test_who_a_client_is() -> None:
     assert of(None, "2001:db8:1:2::5") != of(None, "2001:db8:1:3::5")
     assert of(None, "::ffff:10.0.0.7") == ("address", "10.0.0.7")
     assert of(None, None) == ("address", "unknown")  # (no address: a unix socket)
+
+
+def test_the_deprecated_sse_transports_streams_count_in_the_clients_share() -> None:
+    # GET /sse (2024-11-05) holds a connection as a GET stream does: the same share, no lifetime
+    # (the stream is the session, and cannot be resumed).
+    async def body() -> None:
+        app = make_server().http_app(legacy_sse=True, max_streams_per_client=2, stream_lifetime=0.1)
+        async with on_our_server(app) as (port, _), contextlib.AsyncExitStack() as held:
+            client = await held.enter_async_context(client_at(port, "127.0.0.1"))
+
+            async def sse() -> httpx.Response:
+                response = await client.send(
+                    client.build_request("GET", "/sse", headers={"accept": "text/event-stream"}), stream=True
+                )
+                if response.status_code != 200:
+                    await response.aread()
+                return response
+
+            streams = [await sse(), await sse()]
+            for stream in streams:
+                assert await serving(held, stream)
+            assert_refused_429(await sse())
+            # An endpoint's GET stream (another client's) ends at its lifetime; the old streams do not.
+            other = await held.enter_async_context(client_at(port, "127.0.0.2"))
+            assert (await to_the_end(await open_get(other, await open_session(other)))).endswith(b"\n\n")
+            assert len(app.streams.gets) == 2 and len(app.legacy_sse.sessions) == 2  # type: ignore[union-attr]
+
+    run(body)
