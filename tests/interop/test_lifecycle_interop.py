@@ -24,6 +24,8 @@ import pytest
 
 from backchannel.client import Client
 from backchannel.protocol.events import ProgressReceived
+from backchannel.testing import Tap, within
+from backchannel.transports.stdio import StdioClientTransport
 from backchannel.types.content import TextContent
 from peers.paths import EVERYTHING_STDIO_CMD, PEERS_DIR, TESTS_DIR, have_npm_peers, have_pysdk, pysdk_client_cmd
 
@@ -56,7 +58,8 @@ async def _everything_session() -> dict[str, Any]:
         logged.set()
 
     command, *args = EVERYTHING_STDIO_CMD
-    client = Client.stdio(command, args, cwd=TESTS_DIR, era="auto", request_timeout=20, on_log=on_log)
+    tap = Tap(StdioClientTransport(command, args, cwd=TESTS_DIR))  # what crossed the wire, to wait on
+    client = Client(tap, era="auto", request_timeout=20, on_log=on_log)
     loop = asyncio.get_running_loop()
     async with asyncio.timeout(TIMEOUT), client:
         tools = {tool.name: tool for tool in await client.list_tools()}
@@ -77,6 +80,7 @@ async def _everything_session() -> dict[str, Any]:
 
         task = asyncio.create_task(client.call_tool(LONG_OP, {"duration": 3, "steps": 30}, on_progress=on_progress))
         await first.wait()
+        token = tap.tool_calls_written(LONG_OP)[-1]["params"]["_meta"]["progressToken"]
         cancelled_at = loop.time()
         task.cancel()
         try:
@@ -88,9 +92,22 @@ async def _everything_session() -> dict[str, Any]:
         out["release_seconds"] = loop.time() - cancelled_at
         out["echo_after_cancel"] = text(await client.call_tool("echo", {"message": "still here"}))
         seen_at_cancel = len(cancelled_progress)
+        read_at_cancel = len(tap.received)
+
         # server-everything does not stop the operation (it ignores the abort signal): its
         # progress goes on for a token we no longer track and must be dropped, as its late answer.
-        await asyncio.sleep(0.35)
+        # Wait until two such notifications have crossed the wire, then make a round trip: the
+        # ping's answer follows them on the one pipe, so by its return our client has read them.
+        def late_progress() -> list[dict[str, Any]]:
+            return [
+                m
+                for m in tap.received[read_at_cancel:]
+                if m.get("method") == "notifications/progress" and m["params"].get("progressToken") == token
+            ]
+
+        await within(lambda: len(late_progress()) >= 2, "server-everything's progress after the cancel", timeout=10)
+        await client.ping()
+        out["late_progress_on_the_wire"] = len(late_progress())
         out["progress_after_cancel"] = len(cancelled_progress) - seen_at_cancel
         out["tables_after_cancel"] = (
             client.connection.pending_requests,
@@ -135,6 +152,7 @@ def test_everything_cancel_mid_way_releases_at_once_and_the_session_goes_on_cn08
     assert everything["cancel"] == "cancelled"
     assert everything["release_seconds"] < 0.5
     assert everything["echo_after_cancel"] == "Echo: still here"
+    assert everything["late_progress_on_the_wire"] >= 2  # the server did go on: there was something to drop
     assert everything["progress_after_cancel"] == 0
     assert everything["tables_after_cancel"] == (0, 0, 0)
 

@@ -85,7 +85,10 @@ async def _session(url: str | None) -> dict[str, Any]:
 
         result = await client.call_tool(LONG_RUNNING, {"duration": 1, "steps": STEPS}, on_progress=on_progress)
         events.append(("result", result))
-        await asyncio.sleep(0.2)  # a progress notification arriving late would land after the result
+        # A round trip, so that a progress notification read late would be in ``events`` after the
+        # result: the answer to the ping comes after whatever the server wrote before it (on stdio,
+        # the one pipe), and our client has dispatched all it read before that answer.
+        await client.ping()
         return events
 
     client = _client(url)

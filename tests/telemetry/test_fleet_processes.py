@@ -79,14 +79,17 @@ def fleet() -> Iterator[Fleet]:
         )
 
 
-async def _forwarded_answers(redis_url: str, seen: list[dict[str, Any]]) -> None:
-    """Every answer one worker forwards to another (``http_host/fleet.py``), as Redis carries it."""
+async def _forwarded_answers(redis_url: str, seen: list[dict[str, Any]], subscribed: asyncio.Event) -> None:
+    """Every answer one worker forwards to another (``http_host/fleet.py``), as Redis carries it;
+    ``subscribed`` is set once Redis has confirmed the subscription."""
     link = aioredis.Redis.from_url(redis_url)
     try:
         async with link.pubsub() as pubsub:
             await pubsub.psubscribe("bc:worker:*")
             async for message in pubsub.listen():
-                if message["type"] == "pmessage":
+                if message["type"] == "psubscribe":
+                    subscribed.set()
+                elif message["type"] == "pmessage":
                     value = json.loads(message["data"])
                     if value.get("k") == "answer":
                         seen.append(value["m"])
@@ -103,12 +106,14 @@ def test_an_elicitation_answered_through_another_worker_is_one_trace(otel: Otel)
             return {"action": "accept", "content": {"name": "ada"}}
 
         async def body() -> str:
-            listening = asyncio.ensure_future(_forwarded_answers(running.redis_url, forwarded))
-            await asyncio.sleep(0.2)  # the subscription is made before anything is forwarded
-            # No GET stream: every POST of the session takes the next worker, in order (initialize,
-            # initialized, the call, the answer), so the call and its answer land on different ones.
-            transport = HttpClientTransport(running.url, open_get_stream=False)
+            subscribed = asyncio.Event()
+            listening = asyncio.ensure_future(_forwarded_answers(running.redis_url, forwarded, subscribed))
             try:
+                async with asyncio.timeout(10):  # subscribed before anything is forwarded; a bound, not an expectation
+                    await subscribed.wait()
+                # No GET stream: every POST of the session takes the next worker, in order (initialize,
+                # initialized, the call, the answer), so the call and its answer land on different ones.
+                transport = HttpClientTransport(running.url, open_get_stream=False)
                 async with Client(transport, era="handshake", elicitation=person) as client:
                     otel.clear()
                     result = await client.call_tool("ask", {})
