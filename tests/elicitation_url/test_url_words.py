@@ -2,7 +2,7 @@
 
 When the completion never comes, the person says "done", "cancel" or "fresh link" through
 ``UrlFlowControls`` and the same tool call goes on. backchannel's ``_meta`` convention
-(``dev.backchannel/url-flow``, docs/conventions.md) carries it in both eras:
+(``dev.backchannel/url-flow``, docs/protocol-conventions.md) carries it in both eras:
 
 - handshake era: the server offers the words in the ``elicitation/create`` params'
   ``_meta``; the client holds its answer until the person speaks (or the flow completes,

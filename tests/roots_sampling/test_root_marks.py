@@ -1,5 +1,5 @@
 """Roots that carry meaning (issue #18, chapter 18.9 Q3), both eras: a client marks a root
-read-only or sensitive under ``_meta["dev.backchannel/root"]`` (``docs/conventions.md``);
+read-only or sensitive under ``_meta["dev.backchannel/root"]`` (``docs/protocol-conventions.md``);
 ``ctx.roots.contains(path, for_writing=True)`` is False inside a read-only root, and a
 sensitive root's path never reaches a log or progress message on the wire.
 """

@@ -44,7 +44,7 @@ ElicitationHandler = Callable[[dict[str, Any]], Awaitable[Answer] | Answer]
 #: Receives the ``sampling/createMessage`` params; returns a ``CreateMessageResult``.
 SamplingHandler = Callable[[dict[str, Any]], Awaitable[Answer] | Answer]
 #: Roots as paths, ``file://`` URIs, ``Root`` structs or ``{"uri", "name"?, "_meta"?}`` dicts, or a callable
-#: returning them. ``Root.marked(path, read_only=True, sensitive=True)`` marks one (``docs/conventions.md``).
+#: returning them. ``Root.marked(path, read_only=True, sensitive=True)`` marks one (``docs/protocol-conventions.md``).
 RootsProvider = Sequence[Any] | Callable[[], Sequence[Any] | Awaitable[Sequence[Any]]]
 #: Asked once, before roots are first shown to the server: True lets them go.
 RootsConsent = Callable[[list[Root]], bool | Awaitable[bool]]

@@ -12,7 +12,7 @@ the ``roots`` capability gets the server's default roots (``Server(default_roots
 the working directory unless told otherwise), marked ``from_client=False``.
 Nothing is shared between sessions.
 
-Roots that carry meaning (a backchannel convention, ``docs/conventions.md``): a client
+Roots that carry meaning (a backchannel convention, ``docs/protocol-conventions.md``): a client
 may mark a root read-only or sensitive under ``_meta["dev.backchannel/root"]``.
 ``contains(path, for_writing=True)`` is False inside a read-only root, and a sensitive
 root's path (as a path or a ``file://`` URI) is replaced by ``SENSITIVE_ROOT`` in log and

@@ -207,7 +207,7 @@ class LegacyTitledEnumSchema(Model, kw_only=True):
     default: str | None = None
 
 
-# backchannel's manual controls over a URL flow (a convention, docs/conventions.md). While a
+# backchannel's manual controls over a URL flow (a convention, docs/protocol-conventions.md). While a
 # person is away in the browser they may say "done", "cancel" or "fresh-link". A server that
 # listens says so in ``_meta`` (the ``elicitation/create`` params in the handshake era; the
 # ``InputRequiredResult``, per question key, in the stateless era); a client carries the word

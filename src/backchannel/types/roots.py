@@ -2,7 +2,7 @@
 in 2026-07-28, deprecated there).
 
 A backchannel client may mark a root read-only or sensitive in its ``_meta``, under
-``ROOT_MARKS_KEY`` (a backchannel convention, ``docs/conventions.md``); ``Root.marked``
+``ROOT_MARKS_KEY`` (a backchannel convention, ``docs/protocol-conventions.md``); ``Root.marked``
 writes the marks and ``root_marks`` reads them. Other servers ignore the key, as
 ``_meta`` allows.
 """

@@ -36,7 +36,7 @@ A URL that someone forwards must be useless to whoever it is forwarded to:
    own ``code_attempts``, so a link holder gains nothing from it. The page warns never
    to type a code that someone else supplied. The owner can also ask for a fresh link
    themselves, or say "done" or "cancel", when the browser step never completes (a
-   ``_meta`` convention, docs/conventions.md; ``ask.py`` says how in each era).
+   ``_meta`` convention, docs/protocol-conventions.md; ``ask.py`` says how in each era).
 3. **The browser that proved the code is bound by a cookie set before the redirect.**
    The first correct code uses the token up: the page sets an HttpOnly, SameSite=Lax
    cookie holding a per-flow secret (its hash is kept with the flow), then redirects

@@ -11,7 +11,7 @@ retry is answered with an ``InputRequiredResult`` asking the fresh link under a 
 own, so the person's consent to it is an answer of its own.
 
 The person is never stranded (the spec's manual controls): each link offers, in ``_meta``
-(``types.elicitation.URL_FLOW_META``, docs/conventions.md), the words the person may say
+(``types.elicitation.URL_FLOW_META``, docs/protocol-conventions.md), the words the person may say
 while the flow runs: ``done``, ``cancel`` and, while the flow may have one, ``fresh-link``.
 A client that offers them holds its handshake-era answer until the person speaks (so the
 server also watches the flow while it waits for that answer), or, in the stateless era,
