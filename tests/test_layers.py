@@ -1,6 +1,7 @@
 """The house's layers, read from the code: no import points up a layer, none forms a cycle.
 
-The list below is the one in README and ``docs/architecture.md``, bottom first. A
+The list below is the one in README (a test holds README's to it, line for line) and
+``docs/architecture.md``, bottom first. A
 subpackage may import its own modules and any subpackage of a lower layer; subpackages of
 one layer are independent of each other. Type-only imports (under ``TYPE_CHECKING``) count
 too: a name a module needs to be read is a dependency all the same.
@@ -9,12 +10,14 @@ too: a name a module needs to be read is a dependency all the same.
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "backchannel"
+README = PACKAGE.parents[1] / "README.md"
 
 #: Bottom first. ``(package)`` is ``backchannel/__init__.py``, the curated public surface
 #: (it re-exports server/, client/ and types/); ``__main__`` is ``python -m backchannel``.
@@ -101,6 +104,31 @@ def test_no_import_points_up_or_sideways() -> None:
         and (source, imported) not in KNOWN_UPWARD
     ]
     assert wrong == [], "imports against the layers:\n" + "\n".join(wrong)
+
+
+def readme_layers() -> list[frozenset[str]]:
+    """README's list of the layers, bottom first: the code block after "The layers, top first",
+    where each line names one layer's subpackages (``server/  client/   the high-level API``)."""
+    _, found, after = README.read_text(encoding="utf-8").partition("The layers, top first")
+    assert found, "README has no list of the layers (a line starting 'The layers, top first')"
+    block = after.split("```")[1]
+    layers = []
+    for line in block.splitlines():
+        if names := re.match(r"(?:[a-z_]+/ *)+", line):
+            layers.append(frozenset(re.findall(r"([a-z_]+)/", names.group())))
+    return layers[::-1]
+
+
+def test_readme_lists_these_layers() -> None:
+    """README's list is this one, line for line: every subpackage, on its layer's line
+    (``(package)`` and ``__main__`` are modules, not folders, so README leaves them out)."""
+    ours = [names for layer in LAYERS if (names := layer - {"(package)", "__main__"})]
+    theirs = readme_layers()
+    assert theirs == ours, f"README's layers, top first:\n{_drawn(theirs)}\nthis file's:\n{_drawn(ours)}"
+
+
+def _drawn(layers: list[frozenset[str]]) -> str:
+    return "\n".join("  ".join(f"{name}/" for name in sorted(layer)) for layer in reversed(layers))
 
 
 def test_the_known_exceptions_still_exist() -> None:
