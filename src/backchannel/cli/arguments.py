@@ -162,7 +162,7 @@ def _session_options(sub: argparse.ArgumentParser) -> None:
         default="info",
         type=str.lower,
         choices=LOG_LEVELS,
-        help="the server log messages to show at first (default info; the log command changes it)",
+        help="the server log messages to ask for at first, in either era (default info; the log command changes it)",
     )
     sub.add_argument(
         "--no-browser",
@@ -249,7 +249,7 @@ def _call_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], 
         default=None,
         type=str.lower,
         choices=LOG_LEVELS,
-        help="print the server's log messages at this level and above on stderr",
+        help="print the server's log messages at this level and above on stderr (either era; default: none)",
     )
     _header_option(call)
     _sampling_options(call, "without these, the answers file")

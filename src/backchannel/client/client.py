@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import msgspec
 
+from .._version import __version__ as _VERSION
 from ..protocol.events import NotificationReceived, RequestReceived
 from ..protocol.session import Session, SessionConfig
 from ..runtime.connection import Connection, ProgressCallback
@@ -61,7 +62,6 @@ if TYPE_CHECKING:
     import httpx2
 
 R = TypeVar("R", bound=msgspec.Struct)
-_VERSION = "0.1.0"
 logger = logging.getLogger("backchannel.client")
 _ASKS_A_PERSON = frozenset(("elicitation/create", "sampling/createMessage"))
 
@@ -93,9 +93,10 @@ class Client:
         ``name``/``version`` say who we are; ``era`` picks the protocol era: ``"handshake"``,
         ``"stateless"`` or ``"auto"`` (probes); ``"legacy"``/``"modern"`` are the old spellings of the first two.
         ``versions`` limits the revisions we speak. The handlers answer the server's questions
-        (see ``client.inputs``); ``on_log`` receives its log messages. Everything else is in the
-        option groups of ``client.options``, each also settable by its flat keyword
-        (``request_timeout=None``).
+        (see ``client.inputs``); ``on_log`` receives its log messages, and ``log_level="info"``
+        asks for them at that level and above in either era (without it a stateless-era server
+        sends none: ``LogOptions``). Everything else is in the option groups of ``client.options``,
+        each also settable by its flat keyword (``request_timeout=None``, ``log_level="info"``).
         """
         options = resolve_options(timeouts=timeouts, retries=retries, logs=logs, inputs=inputs, flat=flat)
         #: The settings as resolved from the groups and flat keywords (read only).
@@ -191,7 +192,7 @@ class Client:
             await self.aclose()
             raise
         self._timed = session_opened("client", self.connection.telemetry_attributes)  # None: metrics off
-        self.inputs.server_name = str(self.server_info.get("title") or self.server_info.get("name") or "the server")
+        self.inputs.server_name = self._server_name()
         return self
 
     async def __aexit__(
@@ -234,6 +235,15 @@ class Client:
         self.server_capabilities = introduction.server_capabilities
         self.instructions = introduction.instructions
         self.discover_result = introduction.discover_result
+        level = self.options.logs.level
+        if level is not None and "logging" in self.server_capabilities:
+            try:
+                await self.set_logging_level(level)
+            except RequestError as exc:  # the server's own failure: it costs its log messages, not the connection
+                logger.warning("%s refused logging/setLevel %s: %s", self._server_name(), level, exc)
+
+    def _server_name(self) -> str:
+        return str(self.server_info.get("title") or self.server_info.get("name") or "the server")
 
     async def _start_afresh(self) -> tuple[Connection, Session]:
         """Our era probe went unanswered: stop the server and spawn it again, with a new session
@@ -298,11 +308,12 @@ class Client:
 
     async def set_logging_level(self, level: LoggingLevel) -> None:
         """Ask for log messages at ``level`` and above: ``logging/setLevel`` in the handshake
-        era; in the stateless era the level rides in every request's ``_meta`` from now on."""
+        era; in the stateless era the level rides in every request's ``_meta`` from now on.
+        (``Client(log_level=...)`` does this as the client connects; ``LogOptions`` says how.)"""
         if level not in LOGGING_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOGGING_LEVELS)}")
         if "logging" not in self.server_capabilities:  # it sends no logs, and would refuse logging/setLevel
-            raise LocalProtocolError(f"{self.inputs.server_name} declares no logging capability: it sends no logs")
+            raise LocalProtocolError(f"{self._server_name()} declares no logging capability: it sends no logs")
         if self.session.era == "stateless":
             self.session.log_level = level
         else:

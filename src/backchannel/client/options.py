@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
 from ..types.capabilities import ExtensionOptions
+from ..types.logging import LOGGING_LEVELS, LoggingLevel
 from ..types.option_groups import apply_flat_keywords
 from .cache import ResultCache
 from .inputs import RootsConsent
@@ -69,11 +70,28 @@ class RetryOptions:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LogOptions:
-    """How many ``notifications/message`` a second reach ``on_log`` (``rate``, with bursts of
-    ``burst``); the rest are dropped and counted in ``client.dropped_log_messages``."""
+    """Which log messages the client asks the server for, and how many reach ``on_log``.
 
+    ``level`` asks for ``notifications/message`` at that level and above, the same way in both
+    eras, from the first request on: in the stateless era it rides in every request's ``_meta``
+    (``io.modelcontextprotocol/logLevel``, 2026-07-28 logging.mdx); in the handshake era the
+    client sends ``logging/setLevel`` right after ``initialize``. Either only when the server
+    declares ``logging`` (one that does not sends none). None (the default) asks for nothing: a
+    stateless-era server then sends no log messages at all ("MUST NOT"), while a handshake-era one
+    sends what its own default level lets through (2025-11-25 has no way to ask for none); pass
+    a level with ``on_log`` to get the same messages from either. ``client.set_logging_level``
+    changes it later.
+
+    At most ``rate`` messages a second reach ``on_log`` (with bursts of ``burst``); the rest are
+    dropped and counted in ``client.dropped_log_messages``."""
+
+    level: LoggingLevel | None = None
     rate: float = 100.0
     burst: int = 500
+
+    def __post_init__(self) -> None:
+        if self.level is not None and self.level not in LOGGING_LEVELS:
+            raise ValueError(f"unknown log level {self.level!r}; use one of {', '.join(LOGGING_LEVELS)}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,6 +143,7 @@ class FlatOptions(TypedDict, total=False):
     max_input_rounds: int
     url_wait: float
     url_retries: int
+    log_level: LoggingLevel | None
     log_rate: float
     log_burst: int
     roots_consent: RootsConsent | None
@@ -142,6 +161,7 @@ _FLAT: dict[str, tuple[str, str]] = {
     "max_input_rounds": ("retries", "input_rounds"),
     "url_wait": ("retries", "url_wait"),
     "url_retries": ("retries", "url_retries"),
+    "log_level": ("logs", "level"),
     "log_rate": ("logs", "rate"),
     "log_burst": ("logs", "burst"),
     "roots_consent": ("inputs", "roots_consent"),

@@ -268,6 +268,7 @@ async def _call(
         "request_timeout": None,
         "era": era,
         "on_log": on_log if log_level else None,
+        "log_level": log_level or None,  # asked for as it connects, the same way in either era
         "headers": headers,
     }
     login = None
@@ -308,8 +309,6 @@ async def _call(
 
     try:
         async with client, asyncio.timeout(timeout):
-            if log_level and "logging" in (client.server_capabilities or {}):
-                await client.set_logging_level(log_level)  # type: ignore[arg-type]
             given = await _arguments(client, tool, arguments)
             result = await _call_tool(client, tool, given, hints, note)
     except TimeoutError:

@@ -141,7 +141,8 @@ class TerminalSession:
         self.console.print("Type [bold]help[/] for commands, Tab to complete, [bold]quit[/] to leave.")
         if log_level is not None and "logging" in (client.server_capabilities or {}):
             with contextlib.suppress(MCPError, ValueError):
-                await client.set_logging_level(log_level)  # type: ignore[arg-type]
+                if client.options.logs.level != log_level:  # not asked for as it connected (Client(log_level=))
+                    await client.set_logging_level(log_level)  # type: ignore[arg-type]
                 self.log_level = log_level
         await self.refresh_names()
 

@@ -400,6 +400,7 @@ async def _connect(
     session.sampling.model = sampling
     try:
         options = {**session.client_options(), "era": era, "browser": browser, "headers": headers}
+        options["log_level"] = log_level  # asked for as it connects, the same way in either era
         client = make_client(target, options, console)
     except ValueError as exc:
         console.print(f"[red]{escape(str(exc))}[/]")
