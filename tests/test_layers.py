@@ -20,8 +20,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "backchannel"
 README = PACKAGE.parents[1] / "README.md"
 
 #: Bottom first. ``(package)`` is ``backchannel/__init__.py``, the curated public surface
-#: (it re-exports server/, client/ and types/); ``__main__`` is ``python -m backchannel``.
+#: (it re-exports server/, client/ and types/); ``__main__`` is ``python -m backchannel``;
+#: ``_version`` is the version's one line (the package and the client's ``clientInfo`` read it).
 LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"_version"}),
     frozenset({"types"}),
     frozenset({"protocol", "framing", "forms", "telemetry"}),
     frozenset({"transports", "state"}),
@@ -37,6 +39,9 @@ LAYERS: tuple[frozenset[str], ...] = (
 #: and needs nothing of the server's (what both need lives lower down).
 INDEPENDENT: frozenset[tuple[str, str]] = frozenset({("ui", "server"), ("ui", "http_host"), ("client", "http_host")})
 
+#: The top-level modules in LAYERS; the rest are folders.
+MODULES = frozenset({"(package)", "__main__", "_version"})
+
 #: Known exceptions, each with the issue that removes it. Keep this list short and dated.
 KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 
@@ -44,11 +49,11 @@ RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
 
 
 def subpackage_of(module: tuple[str, ...]) -> str:
-    """``("server", "tools")`` -> ``"server"``; ``("__main__",)`` -> ``"__main__"``; the package's
-    own ``__init__`` (or a name imported from it, like ``__version__``) -> ``"(package)"``."""
-    if len(module) > 1 or (PACKAGE / module[0]).is_dir():
+    """``("server", "tools")`` -> ``"server"``; ``("__main__",)`` -> ``"__main__"`` (``_version``
+    alike); the package's own ``__init__`` (or a name imported from it) -> ``"(package)"``."""
+    if len(module) > 1 or (PACKAGE / module[0]).is_dir() or module[0] in MODULES:
         return module[0]
-    return "__main__" if module[0] == "__main__" else "(package)"
+    return "(package)"
 
 
 def imports_of(path: Path) -> set[tuple[str, ...]]:
@@ -121,8 +126,8 @@ def readme_layers() -> list[frozenset[str]]:
 
 def test_readme_lists_these_layers() -> None:
     """README's list is this one, line for line: every subpackage, on its layer's line
-    (``(package)`` and ``__main__`` are modules, not folders, so README leaves them out)."""
-    ours = [names for layer in LAYERS if (names := layer - {"(package)", "__main__"})]
+    (README leaves out the top-level modules: ``MODULES``)."""
+    ours = [names for layer in LAYERS if (names := layer - MODULES)]
     theirs = readme_layers()
     assert theirs == ours, f"README's layers, top first:\n{_drawn(theirs)}\nthis file's:\n{_drawn(ours)}"
 
