@@ -100,30 +100,49 @@ def _expire(waiter: asyncio.Future[bool]) -> None:
 
 
 def header_map(scope: Scope) -> dict[str, str]:
-    """Request headers with lowercase names; repeated headers joined with ", " (RFC 9110)."""
+    """Request headers with lowercase names; repeated headers joined with ", " (RFC 9110).
+
+    Each name's values are joined once, at the end: thousands of one header cost linear time
+    (joined as they came, the value so far was copied for every repeat)."""
     headers: dict[str, str] = {}
+    repeated: dict[str, list[str]] | None = None
     for raw_name, raw_value in scope.get("headers", ()):
         name = raw_name.decode("latin-1").lower()
         value = raw_value.decode("latin-1")
-        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        if name not in headers:
+            headers[name] = value
+            continue
+        if repeated is None:
+            repeated = {}
+        values = repeated.get(name)
+        if values is None:
+            repeated[name] = [headers[name], value]
+        else:
+            values.append(value)
+    if repeated is not None:
+        for name, values in repeated.items():
+            headers[name] = ", ".join(values)
     return headers
 
 
 async def read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole request body, or None as soon as it grows past ``limit`` bytes."""
+    """The whole request body; None as soon as it grows past ``limit`` bytes, or when the client
+    leaves before its end (a truncated or badly framed body, a body that took too long: the
+    server says ``http.disconnect``). Either way there is no body to act on: the caller answers
+    413, which goes nowhere once the client is gone."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            return b"".join(chunks)
+            return None
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
             return None
         chunks.append(chunk)
         if not message.get("more_body", False):
-            return b"".join(chunks)
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 RawHeaders = list[tuple[bytes, bytes]]

@@ -122,7 +122,8 @@ class BodyDeadlines:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def read(self, receive: Receive, limit: int) -> bytes | TimedOut | None:
-        """The body (see ``asgi.read_body``: None when over ``limit``), or ``TIMED_OUT``."""
+        """The body (see ``asgi.read_body``: None when over ``limit``, or when the client left
+        before its end), or ``TIMED_OUT``."""
         task = asyncio.current_task() if self.timeout is not None else None
         if task is None:
             return await read_body(receive, limit)
