@@ -10,13 +10,32 @@ can hold of the server:
   body, and the connection closes. (An app that answers before reading the whole body
   does not stop the body's clock: a body still trickling in after the answer closes
   the connection all the same.)
-- the request line and headers together may not pass ``MAX_HEAD_BYTES`` (else ``431``),
-  and what httptools cannot parse is answered ``400``; the connection closes either way.
+- what the parser holds of a request it has not finished is bounded, counted in raw bytes
+  as they arrive (an int add per read): the request line and headers together may not
+  pass ``MAX_HEAD_BYTES`` (else ``431``), a chunk-size line with its extensions
+  ``MAX_CHUNK_LINE`` and a chunked body's trailer ``MAX_HEAD_BYTES`` (else ``400``).
+  httptools keeps an unfinished header line itself, copying it on every read: without
+  the count, one line with no end grew without limit, and quadratically in CPU.
+- what httptools cannot parse, before the body or in it (a bad chunk size or trailer, a
+  ``Transfer-Encoding`` other than chunked), is answered ``400``; the connection closes
+  either way. A request whose body never arrived whole (a framing error, the body's
+  timeout, the client half-closing in the middle) is never given it: its app hears the
+  client leave (``http.disconnect``) before any end of body.
+- pipelined requests are parsed ahead of their turn at most ``PIECE`` bytes at a time:
+  once one waits its turn, the connection stops parsing (and reading) until it has had
+  it. Each one waiting holds a scope, tens of times its bytes.
 - past ``max_connections`` open connections, a new connection makes room: the one that
   has waited longest for its client's bytes (a request's headers or body) is closed
   with a 408, or else an idle kept-alive one is closed. A slow client cannot keep
   others out that way. When every connection is being served, requests on the new
   one are answered ``503`` with ``Retry-After`` and a JSON-RPC error body, and it closes.
+
+A client that half-closes after its requests (``shutdown(SHUT_WR)``) gets their answers, then
+the connection closes. A request with an absolute-form target (``POST http://host/mcp``) is
+given the target's authority as its ``host`` header (RFC 9112 §3.2.2: the server MUST
+ignore the received Host), so the app's allowed-host check reads what the request is for.
+A request asking to upgrade (which we do not do) is served as a plain one, body included
+(RFC 9110 §7.8), and the connection closes with its answer.
 
 Each connection has at most one timer pending: a phase (headers, body, idle) only moves
 its deadline, and the timer, when it fires, re-arms itself for the current deadline
@@ -30,7 +49,17 @@ written, chunked or in one piece).
 
 from __future__ import annotations
 
-__all__ = ["HIGH_WATER", "KEEP_ALIVE", "MAX_HEAD_BYTES", "Connection", "Request", "Shared", "raw_response"]
+__all__ = [
+    "HIGH_WATER",
+    "KEEP_ALIVE",
+    "MAX_CHUNK_LINE",
+    "MAX_HEAD_BYTES",
+    "PIECE",
+    "Connection",
+    "Request",
+    "Shared",
+    "raw_response",
+]
 
 import asyncio
 import itertools
@@ -55,6 +84,13 @@ logger = logging.getLogger("backchannel.http")
 #: what one connection may make us hold before its request is even known (nginx answers 400
 #: past 32 KiB by default, Node 431 past 16 KiB).
 MAX_HEAD_BYTES = 64 * 1024
+#: A chunk-size line with its extensions (no client we know sends extensions; a size is a few
+#: hex digits). A chunked body's trailer may take ``MAX_HEAD_BYTES``, as its head does.
+MAX_CHUNK_LINE = 4 * 1024
+#: Bytes handed to the parser at a time, unless they are all the body of known length being
+#: read: pipelined requests parsed in one go all wait their turn (a scope each, tens of times
+#: their bytes), so between pieces the connection stops once one is waiting.
+PIECE = 2 * 1024
 #: Unread request body above which the connection stops reading from its socket until the app reads.
 HIGH_WATER = 64 * 1024
 #: Seconds a kept-alive connection may sit with no request (uvicorn's default: clients see no change).
@@ -63,6 +99,11 @@ KEEP_ALIVE = 5.0
 #: A closing connection counts no more against the cap: one whose client reads nothing would
 #: otherwise keep its socket, and what is buffered for it, for ever.
 LINGER = 10.0
+#: After a refusal the connection ends its side once the answer is out and drops what the client
+#: still sends, for this long (and this many bytes) at most, before it closes: a socket closed
+#: with bytes unread sends a reset, which can destroy the answer before the client reads it.
+DRAIN_AFTER_REFUSAL = 1.0
+DRAIN_AFTER_REFUSAL_BYTES = 1024 * 1024
 
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
 _METHODS = {m.encode(): m for m in ("GET", "POST", "DELETE", "HEAD", "PUT", "OPTIONS", "PATCH")}
@@ -81,8 +122,13 @@ def _warn(message: str, *args: object) -> None:
         logger.warning(message, *args)
 
 
-class _HeadTooLarge(Exception):
-    """Raised from a parser callback: the request line and headers passed ``MAX_HEAD_BYTES``."""
+class _Refused(Exception):
+    """Raised from a parser callback: the request is answered ``status`` (``args[1]`` says why)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(status, message)
+        self.status = status
+        self.message = message
 
 
 class Shared:
@@ -130,13 +176,32 @@ class Connection(asyncio.Protocol):
         self.server: tuple[str, int] | None = None
         self.url = b""
         self.headers: list[tuple[bytes, bytes]] = []
-        self.head_bytes = 0
+        self.mid_head = False
         self.expect_continue = False
+        #: The limit of what the raw bytes are being counted for: a head (``MAX_HEAD_BYTES``, no
+        #: request being read), a chunk-size line (``MAX_CHUNK_LINE``) or a trailer (``MAX_HEAD_BYTES``);
+        #: 0 while a body's data arrives, uncounted. ``counted``: its bytes so far.
+        self.limit = MAX_HEAD_BYTES
+        self.counted = 0
+        #: The content-length of the body being read (-1 until looked up, 0 if none) and its
+        #: bytes parsed so far: a body's bytes are fed to the parser to its end at once.
+        self.body_length = -1
+        self.body_received = 0
         #: The request whose body is being parsed, and the one being answered (often the same).
         self.reading: Request | None = None
         self.current: Request | None = None
         self.queue: deque[tuple[Request, Any]] = deque()
         self.reading_paused = False
+        #: What was received but not parsed yet (reading is paused), or b"" once nothing more will be.
+        self.held: bytes | None = None
+        self.parsing_ended = False
+        #: A request that asked to upgrade, whose body the parser skipped, then reads (``_upgraded``).
+        self.upgrading: Request | None = None
+        self.resumed: Request | None = None
+        #: The refusal that follows the answers owed before it (``_refuse``), and once it is sent,
+        #: how many more bytes the client may send before the connection closes.
+        self.refusal: bytes | None = None
+        self.draining: int | None = None
         self.write_paused: asyncio.Future[None] | None = None
         #: What the connection waits for from its client now, since ``since``; its clock runs
         #: until ``deadline`` (infinite when that wait has no limit).
@@ -164,6 +229,7 @@ class Connection(asyncio.Protocol):
         shared = self.shared
         shared.connections.discard(self)
         self.waiting_for = None
+        self.held = None
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
@@ -178,21 +244,71 @@ class Connection(asyncio.Protocol):
             shared.emptied.set()
 
     def data_received(self, data: bytes) -> None:
+        """Parse ``data`` in pieces, counting the raw bytes of what the parser has not finished;
+        hold the rest once a piece paused reading (a request waiting its turn, a body unread)."""
+        if self.held is not None:
+            if self.draining is not None:  # (after a refusal)
+                self.draining -= len(data)
+                if self.draining < 0:
+                    self.close()
+            elif not self.parsing_ended:  # (a read under way when reading paused)
+                self.held += data
+            return
+        parser = self.parser
+        start = 0
+        end = len(data)
         try:
-            self.parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            pass  # no WebSocket here: the request is served as a plain one
-        except _HeadTooLarge:
-            self._refuse(
-                431, f"Request Header Fields Too Large: the request line and headers pass {MAX_HEAD_BYTES} bytes"
-            )
+            while True:
+                piece = PIECE
+                limit = self.limit
+                if limit:
+                    room = limit - self.counted
+                    if room <= 0:
+                        self._over_limit()
+                        return
+                    if room < piece:
+                        piece = room
+                    self.counted += end - start if end - start < piece else piece
+                elif end - start > piece:  # a body's data: up to its end at once, if its length is known
+                    left = self._body_left()
+                    if left > piece:
+                        piece = left
+                if end - start <= piece:
+                    parser.feed_data(memoryview(data)[start:] if start else data)
+                    return
+                parser.feed_data(memoryview(data)[start : start + piece])
+                start += piece
+                if self.reading_paused:
+                    self.held = data[start:]
+                    return
+        except httptools.HttpParserUpgrade as exc:
+            self._upgraded(data[start + exc.args[0] :])
         except httptools.HttpParserError as exc:
-            if isinstance(exc.__context__, _HeadTooLarge):
-                self._refuse(
-                    431, f"Request Header Fields Too Large: the request line and headers pass {MAX_HEAD_BYTES} bytes"
-                )
+            refused = exc.__context__
+            if isinstance(refused, _Refused):
+                self._refuse(refused.status, refused.message)
             else:
                 self._refuse(400, f"Bad Request: not a valid HTTP/1.1 request ({exc})")
+
+    def eof_received(self) -> bool:
+        """The client sent its last byte: what it sent whole is answered, then the connection
+        closes; a request it left unfinished is refused with a 400.
+
+        A half-close cannot be told from a close: with a response under way (a stream, most
+        often), the client is taken to have left, as before; a client that closed while its
+        request was worked on is noticed when the answer goes out."""
+        current = self.current
+        if self.draining is not None or (current is not None and current.response_started):
+            return False  # (the transport closes: the app hears the client leave)
+        if self.reading is not None or self.mid_head:
+            self._refuse(400, "Bad Request: the client ended its side of the connection in the middle of a request")
+            return True
+        last = self.queue[-1][0] if self.queue else self.current
+        if last is None:
+            self.close()
+        else:
+            last.keep_alive = False  # (the transport stays open for the answers, then closes)
+        return True
 
     def pause_writing(self) -> None:
         if self.write_paused is None:
@@ -214,10 +330,28 @@ class Connection(asyncio.Protocol):
             self.transport.pause_reading()
 
     def resume_reading(self) -> None:
-        if self.reading_paused:
-            self.reading_paused = False
-            if not self.transport.is_closing():
-                self.transport.resume_reading()
+        """Parse what was held and read on, unless a request still waits its turn or the body
+        being read is still over ``HIGH_WATER`` unread."""
+        if not self.reading_paused or self.queue or self.parsing_ended:
+            return
+        reading = self.reading
+        if reading is not None and reading.unread > HIGH_WATER:
+            return
+        self.reading_paused = False
+        if self.held is not None:
+            # Parsed in a turn of its own: not inside the app's ``receive`` or ``send`` that resumed it.
+            self.loop.call_soon(self._release)
+        elif not self.transport.is_closing():
+            self.transport.resume_reading()
+
+    def _release(self) -> None:
+        held = self.held
+        if held is None or self.parsing_ended or self.reading_paused or self.transport.is_closing():
+            return
+        self.held = None
+        self.data_received(held)
+        if not self.reading_paused and not self.transport.is_closing():
+            self.transport.resume_reading()
 
     def close(self) -> None:
         """Close once what is left to send is sent, or after ``LINGER`` seconds whatever is left."""
@@ -231,26 +365,88 @@ class Connection(asyncio.Protocol):
         if self in self.shared.connections:  # (its client has not read the rest: its close never ended)
             self.transport.abort()
 
+    def _body_left(self) -> int:
+        """Bytes still to come of the body being read, if it has a content-length (else 0)."""
+        length = self.body_length
+        if length < 0:
+            length = 0
+            request = self.reading
+            if request is not None:
+                for name, value in request.scope["headers"]:
+                    if name == b"content-length":
+                        length = int(value)
+            self.body_length = length
+        return length - self.body_received
+
+    def _close_after_refusal(self) -> None:
+        """Close without losing the refusal just written: end our side once it is out, drop what
+        the client still sends, and close when it ends its side (or after ``DRAIN_AFTER_REFUSAL``)."""
+        transport = self.transport
+        if transport.is_closing():
+            return
+        if not transport.can_write_eof():
+            self.close()
+            return
+        transport.write_eof()
+        self.draining = DRAIN_AFTER_REFUSAL_BYTES
+        self.reading_paused = False
+        transport.resume_reading()
+        self.loop.call_later(DRAIN_AFTER_REFUSAL, self.close)
+
+    def _end_parsing(self) -> None:
+        """Parse and read nothing more from this client."""
+        self.parsing_ended = True
+        self.held = b""
+        self.pause_reading()
+
+    def _over_limit(self) -> None:
+        if self.reading is None:  # a head
+            self._refuse(
+                431, f"Request Header Fields Too Large: the request line and headers pass {MAX_HEAD_BYTES} bytes"
+            )
+        elif self.limit == MAX_CHUNK_LINE:
+            self._refuse(400, f"Bad Request: a chunk-size line (with its extensions) passes {MAX_CHUNK_LINE} bytes")
+        else:
+            self._refuse(400, f"Bad Request: the chunked body's trailer passes {MAX_HEAD_BYTES} bytes")
+
+    def _upgraded(self, rest: bytes) -> None:
+        """The parser stopped after a request asking to upgrade, before its body (``rest`` is what
+        follows its head). We do not upgrade (RFC 9110 §7.8): a body is read as any other, by a
+        parser of its own given a head with just the request's framing; the connection closes
+        with the answer, and nothing after the request is read."""
+        request, self.upgrading = self.upgrading, None
+        if request is None:  # no body
+            self._end_parsing()
+            return
+        framing = b"".join(
+            b"%s: %s\r\n" % (name, value)
+            for name, value in request.scope["headers"]
+            if name == b"content-length" or name == b"transfer-encoding"
+        )
+        self.resumed = request
+        self.parser = httptools.HttpRequestParser(self)
+        try:
+            self.parser.feed_data(b"POST / HTTP/1.1\r\n" + framing + b"\r\n")
+        except httptools.HttpParserError as exc:  # (the framing the first parser did not check)
+            self._refuse(400, f"Bad Request: not a valid HTTP/1.1 request ({exc})")
+            return
+        if rest:
+            self.data_received(rest)
+
     # ------------------------------------------------------------- httptools callbacks
 
     def on_message_begin(self) -> None:
         self.url = b""
         self.headers = []
-        self.head_bytes = 0
+        self.mid_head = True
         self.expect_continue = False
         if self.waiting_for is None or self.waiting_for == "idle":  # (the first request's clock runs already)
             self._expect("headers", self.shared.header_timeout)
 
     def on_url(self, url: bytes) -> None:
         self.url += url
-        self.head_bytes += len(url)
-        if self.head_bytes > MAX_HEAD_BYTES:
-            raise _HeadTooLarge
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self.head_bytes += len(name) + len(value) + 4
-        if self.head_bytes > MAX_HEAD_BYTES:
-            raise _HeadTooLarge
         if self.reading is not None:
             # A chunked body's trailer: not one of the headers the app was given (a proxy in front
             # checked those, not this), and the app may look at them only after the body.
@@ -261,6 +457,17 @@ class Connection(asyncio.Protocol):
         self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
+        self.mid_head = False
+        # What follows is counted as a chunk-size line until a body's data comes (``on_body``).
+        self.limit = MAX_CHUNK_LINE
+        self.counted = 0
+        self.body_length = -1
+        self.body_received = 0
+        resumed = self.resumed
+        if resumed is not None:  # the head ``_upgraded`` gave a parser for a skipped body
+            self.resumed = None
+            self.reading = resumed
+            return
         self.waiting_for = None
         shared = self.shared
         parser = self.parser
@@ -271,6 +478,7 @@ class Connection(asyncio.Protocol):
         else:  # the absolute form (``GET http://host/path``), or ``*``
             parsed = httptools.parse_url(url)
             raw_path, query = parsed.path or b"/", parsed.query or b""
+            self._take_authority(parsed)
         path = raw_path.decode("ascii")
         if "%" in path:
             from urllib.parse import unquote
@@ -291,12 +499,18 @@ class Connection(asyncio.Protocol):
             "headers": self.headers,
             "state": shared.state.copy(),
         }
-        # The parser reads nothing past a request asking for an upgrade (which we do not make):
-        # the connection ends with its answer, not left to swallow the client's next requests.
-        keep_alive = parser.should_keep_alive() and not parser.should_upgrade() and not shared.stopping
+        # A request asking for an upgrade (which we do not make) is served as a plain one, its body
+        # read by ``_upgraded``; the parser stops after it, so the connection ends with its answer.
+        upgrade = parser.should_upgrade()
+        keep_alive = parser.should_keep_alive() and not upgrade and not shared.stopping
         # (HTTP/1.0 has no 1xx: its client would take a 100 for the answer)
         expect_continue = self.expect_continue and scope["http_version"] == "1.1"
         request = Request(self, scope, keep_alive, expect_continue)
+        if upgrade and any(
+            (name == b"content-length" and value.strip(b"0")) or name == b"transfer-encoding"
+            for name, value in self.headers
+        ):
+            self.upgrading = request  # (its body is skipped: ``_upgraded`` reads it)
         app = shared.app
         cap = shared.max_connections
         if cap is not None and len(shared.connections) > cap and self._open_connections() > cap:
@@ -309,7 +523,24 @@ class Connection(asyncio.Protocol):
             self.queue.append((request, app))
         self._expect("body", shared.body_timeout)
 
+    def _take_authority(self, target: Any) -> None:
+        """RFC 9112 §3.2.2: with an absolute-form target the server MUST ignore the Host header
+        and use the target's authority; the app gets it as ``host``."""
+        host = target.host
+        if not host:
+            raise _Refused(400, "Bad Request: the request target names no host")
+        if target.userinfo:
+            raise _Refused(400, "Bad Request: the request target carries user information")
+        if b":" in host:
+            host = b"[%s]" % host
+        if target.port is not None:
+            host += b":%d" % target.port
+        self.headers = [header for header in self.headers if header[0] != b"host"]
+        self.headers.append((b"host", host))
+
     def on_body(self, body: bytes) -> None:
+        self.limit = 0  # (the data of a body, or of a chunk: the line before it is done)
+        self.body_received += len(body)
         request = self.reading
         if request is None or request.response_complete or request.disconnected:
             return  # an answer that did not wait for the body: the rest is read past
@@ -319,7 +550,20 @@ class Connection(asyncio.Protocol):
             self.pause_reading()
         request.wake()
 
+    def on_chunk_header(self) -> None:
+        # Data follows (``on_body`` stops the count), or this was the last chunk and its trailer does.
+        self.limit = MAX_HEAD_BYTES
+        self.counted = 0
+
+    def on_chunk_complete(self) -> None:
+        self.limit = MAX_CHUNK_LINE
+        self.counted = 0
+
     def on_message_complete(self) -> None:
+        if self.upgrading is not None:
+            return  # (its body was skipped: ``_upgraded`` reads it)
+        self.limit = MAX_HEAD_BYTES
+        self.counted = 0
         if self.waiting_for == "body":
             self.waiting_for = None
         request, self.reading = self.reading, None
@@ -379,9 +623,13 @@ class Connection(asyncio.Protocol):
             return
         if self.queue:
             self._run(*self.queue.popleft())
+        elif self.refusal is not None:  # what the client sent after its last whole request
+            self.transport.write(self.refusal)
+            self._close_after_refusal()
+            return
         elif self.reading is None:
             self._idle()
-        if self.reading_paused and not self.queue:  # (a body left unread is read past; the next reads its own)
+        if self.reading_paused:  # (a body left unread is read past; the next reads its own)
             self.resume_reading()
 
     async def _refuse_busy(self, scope: Scope, receive: Any, send: Send) -> None:
@@ -393,14 +641,25 @@ class Connection(asyncio.Protocol):
         await send_bytes(send, rejection.status, rejection.body(), headers)
 
     def _refuse(self, status: int, message: str) -> None:
-        """What the client sent is not a request we serve: say so (unless an answer is under way) and close."""
-        current = self.current
-        if current is None or current.response_complete:
-            self.transport.write(raw_response(H.Rejection(status, InvalidRequest(message))))
-        elif current is not None:
-            current.leave()
+        """What the client sent is not a request we serve: parse nothing more, answer ``status``
+        once the answers owed before it are sent, and close. A request whose body was being read
+        never gets it whole: its app hears the client leave."""
+        self._end_parsing()
         self.waiting_for = None
-        self.close()
+        refusal = raw_response(H.Rejection(status, InvalidRequest(message)))
+        bad, self.reading = self.reading, None
+        if bad is not None:
+            bad.leave()
+            if self.queue and self.queue[-1][0] is bad:
+                self.queue.pop()
+        current = self.current
+        if bad is not None and bad.response_started:
+            self.close()  # it was answered before its body broke (or its answer under way is cut)
+        elif current is None or current is bad:
+            self.transport.write(refusal)
+            self._close_after_refusal()
+        else:
+            self.refusal = refusal
 
     def shutdown(self) -> None:
         """The server is stopping: close now if idle, else after the response under way."""

@@ -262,5 +262,6 @@ class Request:
                 raise RuntimeError("the response body is shorter than its content-length")
             self.response_complete = True
             self.chunks.clear()
+            self.unread = 0  # (what is left of the body is read past: it no more holds reading back)
             self.wake()
             self.conn.answered(self)
