@@ -18,9 +18,11 @@ can hold of the server:
   the count, one line with no end grew without limit, and quadratically in CPU.
 - what httptools cannot parse, before the body or in it (a bad chunk size or trailer, a
   ``Transfer-Encoding`` other than chunked), is answered ``400``; the connection closes
-  either way. A request whose body never arrived whole (a framing error, the body's
-  timeout, the client half-closing in the middle) is never given it: its app hears the
-  client leave (``http.disconnect``) before any end of body.
+  either way, once it has dropped what the client was still sending (``DRAIN_AFTER_REFUSAL``:
+  closed with bytes unread, a socket resets, and the reset can take the answer). A request
+  whose body never arrived whole (a framing error, the body's timeout, the client
+  half-closing in the middle) is never given it: its app hears the client leave
+  (``http.disconnect``) before any end of body.
 - pipelined requests are parsed ahead of their turn at most ``PIECE`` bytes at a time:
   once one waits its turn, the connection stops parsing (and reading) until it has had
   it. Each one waiting holds a scope, tens of times its bytes.
@@ -50,6 +52,8 @@ written, chunked or in one piece).
 from __future__ import annotations
 
 __all__ = [
+    "DRAIN_AFTER_REFUSAL",
+    "DRAIN_AFTER_REFUSAL_BYTES",
     "HIGH_WATER",
     "KEEP_ALIVE",
     "MAX_CHUNK_LINE",
