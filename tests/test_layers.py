@@ -1,7 +1,7 @@
 """The house's layers, read from the code: no import points up a layer, none forms a cycle.
 
-The list below is the one in README (a test holds README's to it, line for line) and
-``docs/architecture.md``, bottom first. A
+The list below is the one in README, CONTRIBUTING (a test holds both to it, line for line)
+and ``docs/architecture.md``, bottom first. A
 subpackage may import its own modules and any subpackage of a lower layer; subpackages of
 one layer are independent of each other. Type-only imports (under ``TYPE_CHECKING``) count
 too: a name a module needs to be read is a dependency all the same.
@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "backchannel"
-README = PACKAGE.parents[1] / "README.md"
+ROOT = PACKAGE.parents[1]
+
+#: The documents that draw the layers, and the words their list follows.
+LISTS = {"README.md": "The layers, top first", "CONTRIBUTING.md": "Each line below is one layer, top first"}
 
 #: Bottom first. ``(package)`` is ``backchannel/__init__.py``, the curated public surface
 #: (it re-exports server/, client/ and types/); ``__main__`` is ``python -m backchannel``;
@@ -97,7 +100,7 @@ def subpackage_edges() -> dict[tuple[str, str], list[str]]:
 def test_every_subpackage_is_in_a_layer() -> None:
     present = {subpackage_of(p.relative_to(PACKAGE).with_suffix("").parts) for p in PACKAGE.rglob("*.py")}
     assert present - RANK.keys() == set(), (
-        "add the new subpackage to LAYERS here, in README and in docs/architecture.md"
+        "add the new subpackage to LAYERS here, in README, CONTRIBUTING and docs/architecture.md"
     )
 
 
@@ -111,11 +114,12 @@ def test_no_import_points_up_or_sideways() -> None:
     assert wrong == [], "imports against the layers:\n" + "\n".join(wrong)
 
 
-def readme_layers() -> list[frozenset[str]]:
-    """README's list of the layers, bottom first: the code block after "The layers, top first",
-    where each line names one layer's subpackages (``server/  client/   the high-level API``)."""
-    _, found, after = README.read_text(encoding="utf-8").partition("The layers, top first")
-    assert found, "README has no list of the layers (a line starting 'The layers, top first')"
+def drawn_layers(document: str) -> list[frozenset[str]]:
+    """A document's list of the layers, bottom first: the code block after its words in
+    ``LISTS``, where each line names one layer's subpackages (``server/  client/   the high-level
+    API``); a line naming no folder (``__main__``) is no layer here."""
+    _, found, after = (ROOT / document).read_text(encoding="utf-8").partition(LISTS[document])
+    assert found, f"{document} has no list of the layers (after the words {LISTS[document]!r})"
     block = after.split("```")[1]
     layers = []
     for line in block.splitlines():
@@ -124,12 +128,13 @@ def readme_layers() -> list[frozenset[str]]:
     return layers[::-1]
 
 
-def test_readme_lists_these_layers() -> None:
-    """README's list is this one, line for line: every subpackage, on its layer's line
-    (README leaves out the top-level modules: ``MODULES``)."""
+@pytest.mark.parametrize("document", sorted(LISTS))
+def test_the_documents_list_these_layers(document: str) -> None:
+    """README's and CONTRIBUTING's lists are this one, line for line: every subpackage, on its
+    layer's line (the top-level modules, ``MODULES``, are not folders and are not counted)."""
     ours = [names for layer in LAYERS if (names := layer - MODULES)]
-    theirs = readme_layers()
-    assert theirs == ours, f"README's layers, top first:\n{_drawn(theirs)}\nthis file's:\n{_drawn(ours)}"
+    theirs = drawn_layers(document)
+    assert theirs == ours, f"{document}'s layers, top first:\n{_drawn(theirs)}\nthis file's:\n{_drawn(ours)}"
 
 
 def _drawn(layers: list[frozenset[str]]) -> str:
