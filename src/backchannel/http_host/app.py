@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..auth.gate import ResourceAuth, admit, check_scopes, serve_metadata
 from ..framing import http as H
+from ..runtime.caller_address import serving_from
 from ..state.memory import MemoryState
 from ..state.shared import SharedState
 from ..transports.http.asgi import Receive, Scope, Send, header_map, read_body, send_bytes
 from ..transports.http.auth import Authenticator, Principal
-from ..transports.http.caller_address import serving_from
 from ..transports.http.event_store import EventStore, InMemoryEventStore
 from ..transports.http.limits import (
     BODY_TIMEOUT,

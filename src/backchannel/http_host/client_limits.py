@@ -45,9 +45,9 @@ from typing import Final
 
 from ..framing import http as H
 from ..framing.sse import encode_event
+from ..runtime.caller_address import address_budget
 from ..transports.http.asgi import Scope
 from ..transports.http.auth import Principal
-from ..transports.http.caller_address import address_budget
 from ..transports.http.limits import busy
 from ..types.errors import RateLimited
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..protocol.capabilities import has, require
 from ..protocol.events import RequestReceived
+from ..runtime.caller_address import address_budget, caller_address
 from ..state.store import slot_of
-from ..transports.http.caller_address import address_budget, caller_address
 from ..types.errors import MissingCapability
 from ..types.field_revisions import versions_without
 from ..types.logging import LOG_LEVEL_RANK, LOGGING_LEVELS

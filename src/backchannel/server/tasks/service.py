@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ...protocol.events import RequestReceived
+from ...runtime.caller_address import address_budget, caller_address
 from ...state.shared import SharedState
-from ...transports.http.caller_address import address_budget, caller_address
 from ...types.capabilities import extension_settings, require_extension
 from ...types.errors import INTERNAL_ERROR, InvalidParams, MethodNotFound
 from ...types.methods import METHODS
