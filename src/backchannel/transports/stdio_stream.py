@@ -8,8 +8,8 @@ drain only past ``_HIGH_WATER``; it reads through a StreamReader, which the clie
 is still unread: ``FIONREAD`` on a pipe (exact: the bytes in it, so we know when the peer has
 read past a given write), ``TIOCOUTQ`` on a socket (what node's and libuv's children get for
 stdio; it counts whole unread buffers, so we wait until the peer has read everything). Each check
-is one ``ioctl``; the first few are a loop turn apart (a peer that keeps up reads within
-microseconds), then at most ``_READ_POLL_MAX`` apart. Two callers:
+is one ``ioctl``: a loop turn apart at first, then a millisecond, then ``_READ_SLOW`` (see the
+constants). Two callers:
 
 - ``progress_read``: an answer that follows its request's progress waits (at most ``_READ_WAIT``
   seconds) for the peer to read that progress: a TypeScript SDK peer drops progress it reads in
@@ -39,11 +39,14 @@ from .base import Transport, TransportBroken, TransportClosed, wire_messages
 _CHUNK = 1 << 16
 # Await a drain only when this much is buffered, so a burst of answers is one write, not one wait each.
 _HIGH_WATER = 1 << 18
-#: ``progress_read``: the longest an answer waits for the peer to read its progress, the loop
-#: turns it spins first (each a check), and the longest pause between later checks (seconds).
+#: ``progress_read``: the longest an answer waits for the peer to read its progress. ``until_read``
+#: checks every loop turn for ``_READ_SPIN`` seconds (a peer that keeps up reads within that), then
+#: every millisecond (a timer's resolution) up to ``_READ_FAST`` (a peer working through a backlog
+#: of progress), then every ``_READ_SLOW`` (a server process still starting).
 _READ_WAIT = 1.0
-_READ_SPINS = 16
-_READ_POLL_MAX = 0.005
+_READ_SPIN = 0.0005
+_READ_FAST = 0.1
+_READ_SLOW = 0.02
 
 try:
     import fcntl
@@ -137,8 +140,8 @@ class _StreamTransport(Transport):
         fd, request = probe
         mark = self._written
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout if timeout is not None else None
-        spins, pause = 0, 0.0
+        started = loop.time()
+        deadline = started + timeout if timeout is not None else None
         counter = array.array("i", [0])
         while not self._closed and not out.is_closing():
             try:
@@ -148,12 +151,11 @@ class _StreamTransport(Transport):
             unread = out.get_write_buffer_size() + counter[0]
             if unread == 0 or (request == _FIONREAD and self._written - unread >= mark):
                 return True
-            if deadline is not None and loop.time() >= deadline:
+            now = loop.time()
+            if deadline is not None and now >= deadline:
                 return False
-            spins += 1
-            if spins > _READ_SPINS:
-                pause = min(pause * 2 or 0.0005, _READ_POLL_MAX)
-            await asyncio.sleep(pause)
+            waited = now - started
+            await asyncio.sleep(0.0 if waited < _READ_SPIN else 0.001 if waited < _READ_FAST else _READ_SLOW)
         return False
 
     def _probe(self) -> tuple[int, int] | None:
