@@ -32,9 +32,8 @@ from backchannel.types.versions import VERSIONS
 
 SERVER = Path(__file__).resolve().parent / "old_revision_server.py"
 TRANSPORTS = ["stdio", "legacy-sse"]
+#: The spec texts, in ``shared/`` beside the checkout (as CI lays it).
 SHARED_SPEC = Path(__file__).resolve().parents[2].parent / "shared" / "spec"
-if not SHARED_SPEC.is_dir():
-    SHARED_SPEC = Path("/work/shared/spec")
 
 
 @contextlib.asynccontextmanager
