@@ -18,7 +18,8 @@ import pytest
 
 from backchannel import Client
 from backchannel.testing import run
-from backchannel.types.errors import RequestTimeout
+from backchannel.types.errors import RemoteProtocolError, RequestTimeout
+from peers.paths import EVERYTHING_STDIO_CMD, have_npm_peers
 
 TESTS = Path(__file__).resolve().parents[1]
 SRC = str(TESTS.parent / "src")
@@ -60,8 +61,25 @@ def test_stateless_era_timeout_says_no_answer_to_the_probe() -> None:
     with pytest.raises(RequestTimeout) as caught:
         run(body(), BOUND)
     assert str(caught.value) == (
-        "the server does not answer in the stateless era (2026-07-28): "
-        "no answer to server/discover within 0.5 s of the server reading it"
+        "cannot use the stateless era (2026-07-28): no answer to server/discover within 0.5 s of the server reading it"
+    )
+
+
+def test_stateless_era_refused_says_the_servers_error() -> None:
+    """server-everything (the TypeScript SDK 1.32.2) speaks only the handshake era and answers the
+    probe with -32601: the message quotes it, not a guess."""
+    if not have_npm_peers():
+        pytest.skip("npm peers not installed (run tests/peers/install.sh)")
+    command, *args = EVERYTHING_STDIO_CMD
+
+    async def body() -> None:
+        async with Client.stdio(command, args, era="stateless", cwd=str(TESTS)):
+            raise AssertionError("a handshake-era server was spoken to in the stateless era")
+
+    with pytest.raises(RemoteProtocolError) as caught:
+        run(body(), BOUND)
+    assert str(caught.value) == (
+        "cannot use the stateless era (2026-07-28): it answered server/discover with error -32601: Method not found"
     )
 
 

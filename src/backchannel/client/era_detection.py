@@ -158,7 +158,7 @@ async def meet_server(
             probe = _Probe("handshake", said=f"the server refused {_PROBE_ATTEMPTS} times the versions it named")
         if era_choice == "stateless":
             failure = RequestTimeout if probe.outcome == "unanswered" else RemoteProtocolError
-            raise failure(f"the server does not answer in the stateless era (2026-07-28): {probe.said}")
+            raise failure(f"cannot use the stateless era (2026-07-28): {probe.said}")
         if probe.outcome == "unanswered" and not connection.transport.routes_by_request and start_afresh is not None:
             logger.info("%s; starting the server again for the handshake era", probe.said)
             connection, session = await start_afresh()
