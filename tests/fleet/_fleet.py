@@ -1,5 +1,7 @@
 """A fleet for tests: several workers (each its own ``Server`` and app) behind a round-robin
-dispatcher, as a load balancer that sends every request to the next worker."""
+dispatcher, as a load balancer that sends every request to the next worker; and a raw
+handshake-era client's few words (``post``, ``open_session``, ``sse_events``), for the tests
+that watch which worker answers what."""
 
 from __future__ import annotations
 
@@ -8,7 +10,19 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import httpx2
+
 from backchannel import Context, Server
+
+#: The handshake-era revision the raw clients below speak.
+HANDSHAKE = "2025-11-25"
+#: ``initialize``, declaring elicitation (the fleet's ``ask`` and ``deploy`` tools elicit).
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": HANDSHAKE, "capabilities": {"elicitation": {}}, "clientInfo": {"name": "t"}},
+}
 
 
 class RoundRobin:
@@ -134,3 +148,34 @@ def fleet_server(worker: Worker, **options: Any) -> Server:
 
 
 Factory = Callable[[Worker], Server]
+
+
+def session_headers(session: str | None = None) -> dict[str, str]:
+    """A handshake-era request's headers; with ``session``: on that session."""
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    if session is not None:
+        headers |= {"mcp-session-id": session, "mcp-protocol-version": HANDSHAKE}
+    return headers
+
+
+async def post(http: httpx2.AsyncClient, url: str, session: str | None, message: dict[str, Any]) -> httpx2.Response:
+    """``message`` POSTed (on ``session``, if not None) as a handshake-era client does."""
+    return await http.post(url, content=json.dumps(message), headers=session_headers(session))
+
+
+async def open_session(http: httpx2.AsyncClient, url: str) -> str:
+    """``INITIALIZE``, then ``notifications/initialized`` (two requests: two workers of a round
+    robin); the session's id."""
+    session = (await post(http, url, None, INITIALIZE)).headers["mcp-session-id"]
+    await post(http, url, session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return session
+
+
+def sse_events(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The ``(id, message)`` of each event with data in an SSE body (or a chunk of whole events)."""
+    out = []
+    for block in text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if fields.get("data"):
+            out.append((fields.get("id", ""), json.loads(fields["data"])))
+    return out

@@ -13,7 +13,6 @@ process on its own port (``fault_worker.py``), one ``redis-server``, nginx round
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from typing import Any
 import httpx2
 import pytest
 from _fault_fleet import FaultFleet, answer_of, fault_fleet
+from _fleet import INITIALIZE, session_headers, sse_events
 from mcp.client.client import Client as SdkClient
 from mcp.shared.exceptions import MCPError as SdkError
 
@@ -30,7 +30,6 @@ from backchannel.testing import run
 from backchannel.types import meta as M
 from backchannel.types.errors import RequestError
 
-HANDSHAKE = "2025-11-25"
 STATELESS = "2026-07-28"
 #: The issue's bound on telling the client that the worker running its call is gone, from the kill.
 DETECTED_WITHIN = 2.0
@@ -62,37 +61,13 @@ def _text(result: Any) -> str:
     return str(result.content[0].text)
 
 
-def _headers(session: str | None = None, version: str = HANDSHAKE) -> dict[str, str]:
-    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-    if session is not None:
-        headers |= {"mcp-session-id": session, "mcp-protocol-version": version}
-    return headers
-
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": HANDSHAKE, "capabilities": {"elicitation": {}}, "clientInfo": {"name": "t"}},
-}
-
-
 async def _open(http: httpx2.AsyncClient, url: str) -> str:
-    response = await http.post(url, json=INITIALIZE, headers=_headers())
+    response = await http.post(url, json=INITIALIZE, headers=session_headers())
     assert response.status_code == 200, response.text
     session = response.headers["mcp-session-id"]
     initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert (await http.post(url, json=initialized, headers=_headers(session))).status_code == 202
+    assert (await http.post(url, json=initialized, headers=session_headers(session))).status_code == 202
     return session
-
-
-def _events(text: str) -> list[tuple[str, dict[str, Any]]]:
-    out = []
-    for block in text.split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
-        if fields.get("data"):
-            out.append((fields.get("id", ""), json.loads(fields["data"])))
-    return out
 
 
 def _stateless(request_id: int, name: str, arguments: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -102,7 +77,7 @@ def _stateless(request_id: int, name: str, arguments: dict[str, Any], **extra: A
 
 
 def _stateless_headers(name: str) -> dict[str, str]:
-    return {**_headers(), "mcp-protocol-version": STATELESS, "mcp-method": "tools/call", "mcp-name": name}
+    return {**session_headers(), "mcp-protocol-version": STATELESS, "mcp-method": "tools/call", "mcp-name": name}
 
 
 def test_kill_9_of_the_worker_running_a_call_fails_it_within_2s_and_spares_another_session(
@@ -194,9 +169,9 @@ def test_an_answer_for_a_worker_that_is_gone_is_refused_and_the_call_answered_fo
             call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "ask", "arguments": {}}}
             question: dict[str, Any] = {}
             last_id = ""
-            async with http.stream("POST", fleet.url, json=call, headers=_headers(session)) as response:
+            async with http.stream("POST", fleet.url, json=call, headers=session_headers(session)) as response:
                 async for chunk in response.aiter_text():
-                    for event_id, message in _events(chunk):
+                    for event_id, message in sse_events(chunk):
                         last_id = event_id or last_id
                         question = message if message.get("method") == "elicitation/create" else question
                     if question:
@@ -204,17 +179,17 @@ def test_an_answer_for_a_worker_that_is_gone_is_refused_and_the_call_answered_fo
             killed_at = fleet.kill(_pid(question["params"]["message"]))
 
             answer = {"jsonrpc": "2.0", "id": question["id"], "result": ACCEPT_NAME}
-            refused = await http.post(fleet.url, json=answer, headers=_headers(session))
+            refused = await http.post(fleet.url, json=answer, headers=session_headers(session))
             assert 400 <= refused.status_code < 500, refused.text
             error = refused.json()["error"]
             assert error["code"] == -32600 and repr(question["id"]) in error["message"]
             assert "has stopped" in error["message"]
 
             # The call itself is answered for, by whichever worker the client resumes on.
-            resumed = await http.get(fleet.url, headers={**_headers(session), "last-event-id": last_id})
+            resumed = await http.get(fleet.url, headers={**session_headers(session), "last-event-id": last_id})
             answered_at = time.monotonic()
             assert resumed.status_code == 200, resumed.text
-            ((_, failure),) = _events(resumed.text)
+            ((_, failure),) = sse_events(resumed.text)
             assert failure["id"] == 9 and failure["error"]["code"] == -32603 and GONE in failure["error"]["message"]
             assert answered_at - killed_at < DETECTED_WITHIN
 
@@ -238,7 +213,7 @@ def test_redis_restarted_mid_run_fails_what_needs_it_clearly_then_service_resume
 
             fleet.redis.stop()
             for attempt in range(4):  # lands on each worker in turn; each answers at once, none hangs
-                response = await asyncio.wait_for(http.post(fleet.url, json=INITIALIZE, headers=_headers()), 5)
+                response = await asyncio.wait_for(http.post(fleet.url, json=INITIALIZE, headers=session_headers()), 5)
                 assert response.status_code == 503 and response.headers["retry-after"], response.text
                 error = response.json()["error"]
                 assert error["code"] == -32603 and "shared state" in error["message"]
@@ -264,7 +239,8 @@ def test_redis_restarted_mid_run_fails_what_needs_it_clearly_then_service_resume
             deadline = time.monotonic() + 10
             while True:  # back by itself: four new sessions in a row, one per worker
                 codes = [
-                    (await http.post(fleet.url, json=INITIALIZE, headers=_headers())).status_code for _ in range(4)
+                    (await http.post(fleet.url, json=INITIALIZE, headers=session_headers())).status_code
+                    for _ in range(4)
                 ]
                 if codes == [200] * 4:
                     break

@@ -11,15 +11,13 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx2
-from _fleet import RoundRobin, Worker, fleet_server
+from _fleet import HANDSHAKE, RoundRobin, Worker, fleet_server, open_session, post, session_headers, sse_events
 
 from backchannel import Client
 from backchannel.protocol.events import ProgressReceived
 from backchannel.state.memory import MemoryState
 from backchannel.state.shared import SharedState
 from backchannel.testing import run, serve_on_loopback, within
-
-HANDSHAKE = "2025-11-25"
 
 
 @contextlib.asynccontextmanager
@@ -92,56 +90,22 @@ def test_a_cancel_that_lands_on_another_worker_stops_the_call(new_state: Callabl
     run(body)
 
 
-async def _post(http: httpx2.AsyncClient, url: str, session: str | None, message: dict[str, Any]) -> httpx2.Response:
-    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-    if session is not None:
-        headers |= {"mcp-session-id": session, "mcp-protocol-version": HANDSHAKE}
-    return await http.post(url, content=json.dumps(message), headers=headers)
-
-
-async def _open(http: httpx2.AsyncClient, url: str) -> str:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {"protocolVersion": HANDSHAKE, "capabilities": {"elicitation": {}}, "clientInfo": {"name": "t"}},
-    }
-    response = await _post(http, url, None, init)
-    session = response.headers["mcp-session-id"]
-    await _post(http, url, session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-    return session
-
-
-def _events(text: str) -> list[tuple[str, dict[str, Any]]]:
-    out = []
-    for block in text.split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
-        if fields.get("data"):
-            out.append((fields.get("id", ""), json.loads(fields["data"])))
-    return out
-
-
 def test_a_stream_resumes_on_another_worker_with_nothing_lost_or_repeated(new_state: Callable[[], SharedState]) -> None:
     async def body() -> None:
         async with fleet(new_state) as (url, _, _, _), httpx2.AsyncClient(timeout=10) as http:
-            session = await _open(http, url)
+            session = await open_session(http, url)
             call = {
                 "jsonrpc": "2.0",
                 "id": 7,
                 "method": "tools/call",
                 "params": {"name": "ask", "arguments": {}, "_meta": {"progressToken": "p"}},
             }
-            headers = {
-                "accept": "application/json, text/event-stream",
-                "content-type": "application/json",
-                "mcp-session-id": session,
-                "mcp-protocol-version": HANDSHAKE,
-            }
+            headers = session_headers(session)
             question: dict[str, Any] = {}
             last_id = ""
             async with http.stream("POST", url, content=json.dumps(call), headers=headers) as response:
                 async for chunk in response.aiter_text():
-                    for event_id, message in _events(chunk):
+                    for event_id, message in sse_events(chunk):
                         last_id = event_id or last_id
                         if message.get("method") == "elicitation/create":
                             question = message
@@ -149,9 +113,9 @@ def test_a_stream_resumes_on_another_worker_with_nothing_lost_or_repeated(new_st
                         break  # the client's connection drops here
             assert ":" in question["id"]  # the asking worker's name leads the id
             answer = {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"name": "x"}}}
-            assert (await _post(http, url, session, answer)).status_code == 202
+            assert (await post(http, url, session, answer)).status_code == 202
             resumed = await http.get(url, headers={**headers, "last-event-id": last_id})
-            events = _events(resumed.text)
+            events = sse_events(resumed.text)
             assert [m["result"]["content"][0]["text"].split("@")[0] for _, m in events] == ["accept:x"]
             assert events[0][0].endswith("_2")  # the event after the question, none repeated
 
@@ -163,19 +127,14 @@ def test_a_worker_that_dies_mid_call_is_answered_for_by_the_one_the_client_resum
 ) -> None:
     async def body() -> None:
         async with fleet(new_state) as (url, _, _, apps), httpx2.AsyncClient(timeout=10) as http:
-            session = await _open(http, url)
+            session = await open_session(http, url)
             call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "ask", "arguments": {}}}
-            headers = {
-                "accept": "application/json, text/event-stream",
-                "content-type": "application/json",
-                "mcp-session-id": session,
-                "mcp-protocol-version": HANDSHAKE,
-            }
+            headers = session_headers(session)
             question: dict[str, Any] = {}
             last_id = ""
             async with http.stream("POST", url, content=json.dumps(call), headers=headers) as response:
                 async for chunk in response.aiter_text():
-                    for event_id, message in _events(chunk):
+                    for event_id, message in sse_events(chunk):
                         last_id = event_id or last_id
                         question = message if message.get("method") == "elicitation/create" else question
                     if question:
@@ -190,10 +149,10 @@ def test_a_worker_that_dies_mid_call_is_answered_for_by_the_one_the_client_resum
             started = loop.time()
             while True:  # the balancer alternates: resume until a live worker takes it
                 resumed = await http.get(url, headers={**headers, "last-event-id": last_id})
-                if resumed.status_code == 200 and _events(resumed.text):
+                if resumed.status_code == 200 and sse_events(resumed.text):
                     break
             assert loop.time() - started < 2.0
-            ((_, error),) = _events(resumed.text)
+            ((_, error),) = sse_events(resumed.text)
             assert error["id"] == 9 and error["error"]["code"] == -32603
             assert "stopped before it answered" in error["error"]["message"]
 
@@ -203,7 +162,7 @@ def test_a_worker_that_dies_mid_call_is_answered_for_by_the_one_the_client_resum
 def test_the_get_stream_is_one_per_session_and_freed_by_a_dead_holder(new_state: Callable[[], SharedState]) -> None:
     async def body() -> None:
         async with fleet(new_state, 2) as (url, balancer, _, apps), httpx2.AsyncClient(timeout=10) as http:
-            session = await _open(http, url)
+            session = await open_session(http, url)
             headers = {
                 "accept": "text/event-stream",
                 "mcp-session-id": session,

@@ -9,35 +9,15 @@ client resumes again with ``Last-Event-ID`` until the answer comes: nothing lost
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
-from typing import Any
 
 import httpx2
-from _fleet import RoundRobin, Worker, fleet_server
+from _fleet import RoundRobin, Worker, fleet_server, open_session, post, session_headers, sse_events
 
 from backchannel.state.shared import SharedState
 from backchannel.testing import run, serve_on_loopback
 
-HANDSHAKE = "2025-11-25"
 RETRY_MS = 200
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-
-
-async def post(http: httpx2.AsyncClient, url: str, session: str | None, message: dict[str, Any]) -> httpx2.Response:
-    headers = dict(HEADERS)
-    if session is not None:
-        headers |= {"mcp-session-id": session, "mcp-protocol-version": HANDSHAKE}
-    return await http.post(url, content=json.dumps(message), headers=headers)
-
-
-def events(text: str) -> list[tuple[str, dict[str, Any]]]:
-    out = []
-    for block in text.split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
-        if fields.get("data"):
-            out.append((fields.get("id", ""), json.loads(fields["data"])))
-    return out
 
 
 def test_a_stream_followed_on_another_worker_ends_at_its_lifetime_and_resumes(
@@ -48,33 +28,22 @@ def test_a_stream_followed_on_another_worker_ends_at_its_lifetime_and_resumes(
         apps = [fleet_server(w, state=new_state()).http_app(stream_lifetime=0.5, retry_ms=RETRY_MS) for w in workers]
         async with serve_on_loopback(RoundRobin(apps)) as base, httpx2.AsyncClient(timeout=10) as http:
             url = base + "/mcp"
-            init = {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": HANDSHAKE,
-                    "capabilities": {"elicitation": {}},
-                    "clientInfo": {"name": "t"},
-                },
-            }
-            session = (await post(http, url, None, init)).headers["mcp-session-id"]  # worker 0
-            await post(http, url, session, {"jsonrpc": "2.0", "method": "notifications/initialized"})  # worker 1
+            session = await open_session(http, url)  # initialize on worker 0, initialized on worker 1
             call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ask", "arguments": {}}}
-            headers = {**HEADERS, "mcp-session-id": session, "mcp-protocol-version": HANDSHAKE}
+            headers = session_headers(session)
             async with asyncio.timeout(5):  # worker 0 runs the call; its response ends at the lifetime
-                first = (await http.post(url, content=json.dumps(call), headers=headers)).text
+                first = (await post(http, url, session, call)).text
             farewell = f"retry: {RETRY_MS}\n\n"
             assert first.endswith(farewell)
-            (last_id, question), *_ = events(first)
+            (last_id, question), *_ = sse_events(first)
             assert question["method"] == "elicitation/create"
             async with asyncio.timeout(5):  # worker 1 follows the stream from the shared state, for its lifetime
                 followed = (await http.get(url, headers={**headers, "last-event-id": last_id})).text
-            assert followed.endswith(farewell) and not events(followed)  # nothing new yet, nothing repeated
+            assert followed.endswith(farewell) and not sse_events(followed)  # nothing new yet, nothing repeated
             answer = {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"name": "x"}}}
             assert (await post(http, url, session, answer)).status_code == 202  # worker 0
             async with asyncio.timeout(5):
-                rest = events((await http.get(url, headers={**headers, "last-event-id": last_id})).text)  # worker 1
+                rest = sse_events((await http.get(url, headers={**headers, "last-event-id": last_id})).text)  # worker 1
             assert [message["result"]["content"][0]["text"] for _, message in rest] == ["accept:x@w0"]
             assert rest[0][0].endswith("_2")
 

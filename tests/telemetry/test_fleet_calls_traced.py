@@ -25,10 +25,9 @@ from backchannel.testing import run, serve_on_loopback, within
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fleet"))  # the fleet tests' harness
 
-from _fleet import RoundRobin, Worker, fleet_server
+from _fleet import INITIALIZE, RoundRobin, Worker, fleet_server, post, session_headers
 
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-HANDSHAKE = "2025-11-25"
 
 
 def test_a_fleet_call_is_served_in_a_child_span_of_the_callers_context(otel: Otel) -> None:
@@ -91,13 +90,6 @@ def test_a_fleet_call_made_outside_any_trace_makes_no_span(otel: Otel) -> None:
     assert otel.spans() == []  # no orphan trace for work that belongs to none
 
 
-async def _post(http: httpx2.AsyncClient, url: str, session: str | None, message: dict[str, Any]) -> httpx2.Response:
-    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-    if session is not None:
-        headers |= {"mcp-session-id": session, "mcp-protocol-version": HANDSHAKE}
-    return await http.post(url, content=json.dumps(message), headers=headers)
-
-
 def test_the_client_messages_a_worker_forwards_keep_their_meta(otel: Otel) -> None:
     """Its answer to another worker's elicitation and its notifications, as they cross workers."""
     hub = MemoryHub()
@@ -110,32 +102,14 @@ def test_the_client_messages_a_worker_forwards_keep_their_meta(otel: Otel) -> No
         watcher = MemoryState(hub)  # a third party on the same channels: what travels between workers
         async with serve_on_loopback(RoundRobin(apps)) as base, httpx2.AsyncClient(timeout=10) as http:
             url = base + "/mcp"
-            init = {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": HANDSHAKE,
-                    "capabilities": {"elicitation": {}},
-                    "clientInfo": {"name": "t"},
-                },
-            }
-            session = (await _post(http, url, None, init)).headers["mcp-session-id"]  # on w0
+            session = (await post(http, url, None, INITIALIZE)).headers["mcp-session-id"]  # on w0
             for state in states:
                 watcher.listen(f"worker:{state.worker_id}", lambda data: crossing.append(json.loads(data)))
             watcher.listen(f"session:{{{session}}}", lambda data: crossing.append(json.loads(data)))
-            await _post(http, url, session, {"jsonrpc": "2.0", "method": "notifications/initialized"})  # w1
+            await post(http, url, session, {"jsonrpc": "2.0", "method": "notifications/initialized"})  # w1
             call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask", "arguments": {}}}
             async with http.stream(
-                "POST",
-                url,
-                content=json.dumps(call),
-                headers={
-                    "accept": "application/json, text/event-stream",
-                    "content-type": "application/json",
-                    "mcp-session-id": session,
-                    "mcp-protocol-version": HANDSHAKE,
-                },
+                "POST", url, content=json.dumps(call), headers=session_headers(session)
             ) as stream:  # on w0, which asks
                 lines = stream.aiter_lines()
                 asked = None
@@ -149,13 +123,13 @@ def test_the_client_messages_a_worker_forwards_keep_their_meta(otel: Otel) -> No
                     "id": asked["id"],
                     "result": {"action": "accept", "content": {"name": "ada"}, "_meta": meta},
                 }
-                assert (await _post(http, url, session, answer)).status_code == 202  # on w1: forwarded to w0
+                assert (await post(http, url, session, answer)).status_code == 202  # on w1: forwarded to w0
                 async for line in lines:
                     if line.startswith("data: ") and '"id":1' in line.replace(" ", ""):
                         assert "accept:ada@w0" in line
                         break
             note = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed", "params": {"_meta": meta}}
-            assert (await _post(http, url, session, note)).status_code == 202  # on w1: told to w0
+            assert (await post(http, url, session, note)).status_code == 202  # on w1: told to w0
             await within(lambda: len([m for m in crossing if m.get("k") in ("answer", "note")]) >= 2)
 
         answers = [m["m"] for m in crossing if m.get("k") == "answer"]
