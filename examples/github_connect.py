@@ -66,8 +66,8 @@ from starlette.routing import Route
 from backchannel import Client, Context, Server, ToolError
 from backchannel.client.url_flow import UrlElicitation
 from backchannel.http_host.app import HttpApp
+from backchannel.http_host.authenticator import BearerTokens
 from backchannel.server.url_elicitation import UrlElicitations, UrlFlow
-from backchannel.transports.http.auth import BearerTokens
 
 CLIENT_ID = "mcp-github-connect"
 ACCOUNTS = {"octocat": "octocat-pass", "hubot": "hubot-pass"}

@@ -8,11 +8,12 @@ Test modules anywhere under ``tests/`` import it as ``_subprocesses``: pytest's 
 
 from __future__ import annotations
 
-__all__ = ["ROOT", "checkout_env", "other_local_address"]
+__all__ = ["ROOT", "checkout_env", "child_pids", "other_local_address", "rss_kib", "wait_for_children"]
 
 import contextlib
 import os
 import socket
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,3 +33,35 @@ def other_local_address() -> str | None:
         address = str(probe.getsockname()[0])
         return None if address.startswith("127.") or address == "0.0.0.0" else address
     return None
+
+
+def child_pids(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` (Linux: read from ``/proc``)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def wait_for_children(pid: int, count: int, timeout: float) -> set[int]:
+    """``child_pids(pid)`` once there are ``count`` of them, or after ``timeout`` seconds
+    whatever there are (another process's children: no event to wait on, so this polls)."""
+    deadline = time.monotonic() + timeout
+    while len(found := child_pids(pid)) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
+def rss_kib(pid: int) -> int:
+    """Resident memory of process ``pid`` in KiB (``VmRSS`` of ``/proc/PID/status``; 0 for one
+    that has exited and not been waited for, which holds none)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0

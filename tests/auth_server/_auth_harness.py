@@ -261,8 +261,8 @@ async def serving(
 
 @contextlib.asynccontextmanager
 async def _on_our_server(app: Any, sock: socket.socket) -> AsyncIterator[None]:
+    from backchannel.http_host.h1.serving import HttpServer
     from backchannel.testing import within
-    from backchannel.transports.http.serving import HttpServer
 
     runner = HttpServer(app, grace=1.0)
     task = asyncio.get_running_loop().create_task(runner.serve(sock=sock, signals=False))

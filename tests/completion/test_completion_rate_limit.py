@@ -17,11 +17,11 @@ import pytest
 from _completion_harness import ERAS, connected, prompt_ref, run
 
 from backchannel import Client, Server
+from backchannel.http_host.authenticator import BearerTokens
 from backchannel.runtime.ratelimit import KeyedBuckets
 from backchannel.server.completion import Complete
 from backchannel.server.options import CompletionOptions
 from backchannel.testing import FakeClock
-from backchannel.transports.http.auth import BearerTokens
 from backchannel.types.errors import RATE_LIMITED, RequestError
 
 LANGUAGES = ["python", "pytorch", "go", "rust"]

@@ -13,8 +13,8 @@ import pytest
 from _elicit_wire import run, session
 
 from backchannel import Client, Context, Server
+from backchannel.http_host.authenticator import BearerTokens
 from backchannel.server.state import MemoryStore
-from backchannel.transports.http.auth import BearerTokens
 
 FORM = {"type": "object", "properties": {"project": {"type": "string"}}, "required": ["project"]}
 URL = "http://127.0.0.1/mcp"

@@ -15,8 +15,8 @@ import pytest
 from _url_harness import BASE, Browser, Person, ProviderGrant, code_in, connected, live, make_server, run, text_of
 
 from backchannel import Client, Context, Server
+from backchannel.http_host.authenticator import BearerTokens
 from backchannel.server.url_elicitation import UrlElicitations
-from backchannel.transports.http.auth import BearerTokens
 
 
 class Clock:

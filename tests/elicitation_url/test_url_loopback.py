@@ -101,7 +101,7 @@ def test_stdio_server_serves_the_page_on_a_loopback_side_listener(era: str) -> N
 
             after = _pages(await client.call_tool("url_pages"))
             assert after["base_url"] == f"http://127.0.0.1:{port}" and after["listening"] is True
-            assert after["http_stack"] == ["backchannel.transports.http.h1"]  # run_http's own server, no more
+            assert after["http_stack"] == ["backchannel.http_host.h1.connection"]  # run_http's own server, no more
             process = client.transport.process  # type: ignore[attr-defined]
         assert process.returncode == 0  # the server ended on its own once stdin closed
         assert not accepts("127.0.0.1", port)

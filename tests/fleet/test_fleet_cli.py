@@ -13,23 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from _services import RedisServer
+from _subprocesses import child_pids, wait_for_children
 from backchannel import Client
 from backchannel.testing import free_port, run, stop_process, wait_for_port
 
 HERE = Path(__file__).parent
-
-
-def _children(pid: int) -> set[int]:
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.add(int(entry.name))
-    return found
 
 
 def _start(redis_url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
@@ -43,10 +31,7 @@ def test_workers_serve_one_port_as_one_server_and_a_killed_one_is_started_again(
     process = _start(fleet_redis.url, port, 2)
     try:
         wait_for_port(port, timeout=20)
-        deadline = time.monotonic() + 10
-        while len(_children(process.pid)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        workers = _children(process.pid)
+        workers = wait_for_children(process.pid, 2, timeout=10)
         assert len(workers) == 2
 
         def person(params: dict[str, Any]) -> dict[str, Any]:
@@ -67,11 +52,11 @@ def test_workers_serve_one_port_as_one_server_and_a_killed_one_is_started_again(
         os.kill(victim, signal.SIGKILL)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            now = _children(process.pid)
+            now = child_pids(process.pid)
             if len(now) == 2 and victim not in now:
                 break
             time.sleep(0.05)
-        assert len(_children(process.pid)) == 2 and victim not in _children(process.pid)
+        assert len(child_pids(process.pid)) == 2 and victim not in child_pids(process.pid)
         assert run(calls)  # the fleet serves on
     finally:
         process.send_signal(signal.SIGTERM)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from backchannel.framing.mirrored_headers import request_headers
-from backchannel.transports.http import h1
+from backchannel.http_host.h1 import connection as h1
 from backchannel.types import meta as M
 
 MODERN = "2026-07-28"

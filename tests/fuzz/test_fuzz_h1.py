@@ -27,9 +27,10 @@ from _peers import bounded
 from fuzz_server import make_server
 from h1_templates import TEMPLATES, Case, RequestMaker, stateless
 
+from _raw_http import talk
 from backchannel.framing.mirrored_headers import request_headers
+from backchannel.http_host.h1.serving import HttpServer
 from backchannel.testing import within
-from backchannel.transports.http.serving import HttpServer
 
 CASES = 240
 PING_EVERY = 20
@@ -55,28 +56,15 @@ async def serving(app: Any) -> AsyncIterator[tuple[int, HttpServer]]:
 
 async def send(port: int, case: Case) -> bytes:
     """``case`` on a connection of its own; all the server sent before it closed."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
 
-    async def writing() -> None:
-        with contextlib.suppress(OSError):
-            for data in case.writes:
-                writer.write(data)
-                await writer.drain()
-            if case.half_close:
-                writer.write_eof()
+    async def write(writer: asyncio.StreamWriter) -> None:
+        for data in case.writes:
+            writer.write(data)
+            await writer.drain()
+        if case.half_close:
+            writer.write_eof()
 
-    writes = asyncio.ensure_future(writing())
-    received = bytearray()
-    try:
-        with contextlib.suppress(OSError):  # (a reset, when the server goes while the client still sends)
-            while part := await asyncio.wait_for(reader.read(65536), WAIT):
-                received += part
-    finally:
-        writes.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await writes
-        writer.close()
-    return bytes(received)
+    return await talk(port, write, read_timeout=WAIT)
 
 
 def responses(raw: bytes) -> list[tuple[int, dict[str, str], bytes]]:

@@ -4,7 +4,7 @@ Request/response behaviour goes through ``httpx.ASGITransport`` (which buffers a
 response until the app finishes it). Anything that needs a live stream runs the
 app under uvicorn on 127.0.0.1 in the test's own event loop, on a socket bound to
 a free port, and reads it with ``client.stream`` (``live``); ``on_our_server`` runs
-an app on ``run_http``'s own server instead (``transports/http/serving.py``).
+an app on ``run_http``'s own server instead (``http_host/h1/serving.py``).
 """
 
 from __future__ import annotations
@@ -298,7 +298,7 @@ async def on_our_server(app: Any, **settings: Any) -> AsyncIterator[tuple[int, A
     with status 0."""
     import socket
 
-    from backchannel.transports.http.serving import HttpServer
+    from backchannel.http_host.h1.serving import HttpServer
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -45,9 +45,9 @@ from _http_harness import (
 from backchannel import Client, Server
 from backchannel.client import ResourceUpdated
 from backchannel.http_host.app import HttpApp
+from backchannel.http_host.authenticator import BearerTokens
 from backchannel.http_host.client_limits import client_of
 from backchannel.testing import serve_on_loopback
-from backchannel.transports.http.auth import BearerTokens
 from backchannel.types.errors import INTERNAL_ERROR, INVALID_REQUEST, RATE_LIMITED
 
 RETRY_MS = 250

@@ -30,7 +30,8 @@ import httpx2 as httpx
 import pytest
 from _http_harness import call, modern, modern_headers, request, run
 
-from _subprocesses import checkout_env
+from _raw_http import talk
+from _subprocesses import checkout_env, rss_kib
 from backchannel.testing import free_port, running_process
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads RSS and CPU from /proc")
@@ -70,12 +71,9 @@ class Measured:
         self.peak = 0
 
     def rss(self) -> int:
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                value = int(line.split()[1]) * 1024
-                self.peak = max(self.peak, value)
-                return value
-        raise AssertionError("no VmRSS")
+        value = rss_kib(self.pid) * 1024
+        self.peak = max(self.peak, value)
+        return value
 
     def cpu(self) -> float:
         fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -169,28 +167,14 @@ def report(what: str, **numbers: object) -> str:
 async def header_bomb(port: int, size: int, step: int = 64 * 1024) -> bytes:
     """One header line with no end, ``size`` bytes of it, sent whatever the server answers,
     until it is all sent or the server has gone; what the server answered."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    received = bytearray()
 
-    async def send() -> None:
-        with contextlib.suppress(OSError):
-            writer.write(f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\nx-bomb: ".encode())
-            for _ in range(size // step):
-                writer.write(b"a" * step)
-                await writer.drain()
+    async def write(writer: asyncio.StreamWriter) -> None:
+        writer.write(f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\nx-bomb: ".encode())
+        for _ in range(size // step):
+            writer.write(b"a" * step)
+            await writer.drain()
 
-    sending = asyncio.ensure_future(send())
-    try:
-        with contextlib.suppress(OSError):  # (reset, or a broken pipe, while still sending)
-            while part := await asyncio.wait_for(reader.read(65536), 15):
-                received += part
-        await asyncio.wait_for(sending, 15)
-    finally:
-        sending.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await sending
-        writer.close()
-    return bytes(received)
+    return await talk(port, write, read_timeout=15)
 
 
 def test_header_bombs_leave_the_servers_memory_and_pings_alone(tmp_path: Path) -> None:

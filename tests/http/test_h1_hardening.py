@@ -1,5 +1,5 @@
 """Issue #26, the HTTP/1.1 server's items, on a raw socket against ``run_http``'s own server
-(``transports/http/h1.py``, served in the test's loop by ``_http_harness.on_our_server``):
+(``http_host/h1/connection.py``, served in the test's loop by ``_http_harness.on_our_server``):
 
 - 1: an unfinished header line is cut at ``MAX_HEAD_BYTES``, counted as its bytes arrive (431);
 - 3: a request whose body never arrives whole (shorter than its Content-Length then a half-close,
@@ -20,7 +20,6 @@ What the floods cost the server's process (RSS, CPU) is measured in ``test_h1_fl
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import socket
 import time
@@ -29,9 +28,10 @@ from typing import Any
 import pytest
 from _http_harness import call, make_server, modern, modern_headers, on_our_server, request, run, wait_until
 
+from _raw_http import talk
 from backchannel import Server
-from backchannel.transports.http import h1
-from backchannel.transports.http.asgi import header_map, read_body, send_bytes
+from backchannel.http_host.asgi import header_map, read_body, send_bytes
+from backchannel.http_host.h1 import connection as h1
 from backchannel.types.errors import INVALID_REQUEST
 
 # --------------------------------------------------------------------------- plumbing
@@ -258,28 +258,14 @@ def test_a_request_left_unfinished_behind_a_whole_one_is_refused_after_its_answe
 async def bomb(port: int, head: bytes, size: int, step: int = 16 * 1024) -> bytes:
     """Send ``head`` then ``size`` bytes of one header value with no line end, ``step`` at a time,
     until the server answers or goes; what it answered."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    received = bytearray()
 
-    async def send() -> None:
-        with contextlib.suppress(OSError):
-            writer.write(head)
-            for _ in range(size // step):
-                writer.write(b"a" * step)
-                await writer.drain()
+    async def write(writer: asyncio.StreamWriter) -> None:
+        writer.write(head)
+        for _ in range(size // step):
+            writer.write(b"a" * step)
+            await writer.drain()
 
-    sending = asyncio.ensure_future(send())
-    try:
-        with contextlib.suppress(OSError):  # (reset, or a broken pipe, while still sending)
-            while chunk := await asyncio.wait_for(reader.read(65536), 10):
-                received += chunk
-                sending.cancel()
-    finally:
-        sending.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await sending
-        writer.close()
-    return bytes(received)
+    return await talk(port, write, until_answer=True)
 
 
 def test_an_unfinished_header_line_is_cut_at_the_head_limit_with_431() -> None:

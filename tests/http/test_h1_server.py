@@ -1,4 +1,4 @@
-"""``run_http``'s own HTTP/1.1 server (``transports/http/h1.py``, ``h1_exchange.py``, ``serving.py``), on the wire.
+"""``run_http``'s own HTTP/1.1 server (``http_host/h1/connection.py``, ``exchange.py``, ``serving.py``), on the wire.
 
 Each test serves a small ASGI app (or the MCP app) with ``serving.HttpServer`` on a loopback
 socket in the test's loop and talks raw HTTP/1.1 to it: the scope the app sees, request bodies
@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from _http_harness import call, initialize_body, legacy_headers, make_server, on_our_server, run, wait_until
 
-from backchannel.transports.http import h1
-from backchannel.transports.http.serving import HttpServer
+from backchannel.http_host.h1 import connection as h1
+from backchannel.http_host.h1.serving import HttpServer
 
 Message = dict[str, Any]
 App = Callable[

@@ -40,11 +40,13 @@ from _http_harness import (
     wait_until,
 )
 
+from _raw_http import talk
 from _subprocesses import checkout_env
 from backchannel import Server
+from backchannel.http_host import limits
+from backchannel.http_host.h1 import connection as h1
 from backchannel.server.url_elicitation import UrlElicitations
 from backchannel.testing import free_port, running_process
-from backchannel.transports.http import h1, limits
 from backchannel.types.errors import INTERNAL_ERROR, INVALID_REQUEST
 
 BODY_HEAD = (
@@ -62,30 +64,16 @@ guarded = on_our_server  # (``_http_harness``: the app on run_http's server, on 
 async def trickle(port: int, head: bytes, drip: bytes, every: float) -> bytes:
     """Send ``head``, then ``drip`` one byte every ``every`` seconds until the server answers;
     everything the server sent before it closed the connection."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
 
-    async def dripping() -> None:
-        with contextlib.suppress(OSError):
-            writer.write(head)
+    async def write(writer: asyncio.StreamWriter) -> None:
+        writer.write(head)
+        await writer.drain()
+        for byte in drip:
+            await asyncio.sleep(every)  # the attack's pace, not a wait for the server
+            writer.write(bytes([byte]))
             await writer.drain()
-            for byte in drip:
-                await asyncio.sleep(every)  # the attack's pace, not a wait for the server
-                writer.write(bytes([byte]))
-                await writer.drain()
 
-    dripper = asyncio.get_running_loop().create_task(dripping())
-    received = bytearray()
-    try:
-        with contextlib.suppress(ConnectionResetError):
-            while chunk := await reader.read(65536):
-                dripper.cancel()
-                received += chunk
-    finally:
-        dripper.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await dripper
-        writer.close()
-    return bytes(received)
+    return await talk(port, write, read_timeout=None, until_answer=True)
 
 
 def parse(raw: bytes) -> tuple[int, dict[str, str], Any]:

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from backchannel.http_host.asgi import CLIENT_LEFT, TIMED_OUT, Mailbox
 from backchannel.server import Context, Server
-from backchannel.transports.http.asgi import CLIENT_LEFT, TIMED_OUT, Mailbox
 
 REQUEST_TAG: contextvars.ContextVar[str] = contextvars.ContextVar("request_tag", default="unset")
 LEGACY = "2025-11-25"

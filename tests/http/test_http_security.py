@@ -22,7 +22,7 @@ from _http_harness import (
     run,
 )
 
-from backchannel.transports.http.auth import BearerTokens
+from backchannel.http_host.authenticator import BearerTokens
 from backchannel.types.errors import INVALID_REQUEST, PARSE_ERROR
 
 JSON = {"content-type": "application/json", "accept": ACCEPT_BOTH}

@@ -20,8 +20,8 @@ from _old_wire import INITIALIZED, initialize, old_wire, run
 from old_friends_server import build
 
 from backchannel.http_host.app import HttpApp
+from backchannel.http_host.authenticator import Principal
 from backchannel.testing import serve_on_loopback
-from backchannel.transports.http.auth import Principal
 
 
 def test_off_by_default() -> None:

@@ -35,7 +35,7 @@ from backchannel.server import Context, Server
 from backchannel.server.completion import Complete
 from backchannel.types.errors import ToolError
 
-_OUR_HTTP = "backchannel.transports.http.h1"  # run_http's (and the loopback listener's) HTTP/1.1 server
+_OUR_HTTP = "backchannel.http_host.h1.connection"  # run_http's (and the loopback listener's) HTTP/1.1 server
 
 FILLER_TOOLS = [f"t{i:02d}" for i in range(25)]
 

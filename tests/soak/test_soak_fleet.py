@@ -37,6 +37,7 @@ from typing import Any
 import pytest
 
 from _services import RedisServer
+from _subprocesses import child_pids, rss_kib, wait_for_children
 from backchannel import Client
 from backchannel.testing import free_port, run, stop_process, wait_for_port
 
@@ -45,29 +46,6 @@ ATTACKER = "127.0.0.2"
 SOAK_SECONDS = 12.0
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
-
-
-# --------------------------------------------------------------------------- the fleet
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
-def _rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
 
 
 # --------------------------------------------------------------------------- the attackers
@@ -83,14 +61,18 @@ async def _close(writer: asyncio.StreamWriter) -> None:
         await writer.wait_closed()
 
 
-def _post(port: int, body: bytes, *, headers: str = "", length: int | None = None) -> bytes:
-    size = len(body) if length is None else length
-    head = (
+def _head(port: int, framing: str, headers: str = "") -> bytes:
+    """A stateless-era ``POST /mcp``'s head; ``framing`` its last header (the body's length or coding)."""
+    return (
         f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
         f"accept: application/json, text/event-stream\r\nmcp-protocol-version: {MODERN}\r\n{headers}"
-        f"content-length: {size}\r\n\r\n"
-    )
-    return head.encode() + body
+        f"{framing}\r\n\r\n"
+    ).encode()
+
+
+def _post(port: int, body: bytes, *, headers: str = "", length: int | None = None) -> bytes:
+    size = len(body) if length is None else length
+    return _head(port, f"content-length: {size}", headers) + body
 
 
 def _modern_call(name: str, arguments: dict[str, Any], request_id: int, **params: Any) -> bytes:
@@ -129,24 +111,11 @@ async def truncated_bodies(port: int, stop: asyncio.Event) -> None:
     while not stop.is_set():
         tag += 1
         body = _modern_call("mark", {"tag": f"cut-{tag}"}, tag)
+        chunked = _head(port, "transfer-encoding: chunked") + f"{len(body):x}\r\n".encode() + body + b"\r\n"
         shapes = (
             _post(port, body[: len(body) // 2], length=len(body)),  # shorter than its length
-            (  # chunked, no last chunk
-                f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
-                f"accept: application/json, text/event-stream\r\nmcp-protocol-version: {MODERN}\r\n"
-                "transfer-encoding: chunked\r\n\r\n"
-            ).encode()
-            + f"{len(body):x}\r\n".encode()
-            + body
-            + b"\r\n",
-            (  # a bad chunk size after the whole body
-                f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
-                f"accept: application/json, text/event-stream\r\nmcp-protocol-version: {MODERN}\r\n"
-                "transfer-encoding: chunked\r\n\r\n"
-            ).encode()
-            + f"{len(body):x}\r\n".encode()
-            + body
-            + b"\r\nzz\r\n\r\n",
+            chunked,  # chunked, no last chunk
+            chunked + b"zz\r\n\r\n",  # a bad chunk size after the whole body
         )
         with contextlib.suppress(OSError):
             reader, writer = await _connect(port)
@@ -335,12 +304,9 @@ def test_every_attack_at_once_leaves_a_good_client_served(soak_redis: RedisServe
     )
     try:
         wait_for_port(port, timeout=30)
-        deadline = time.monotonic() + 20
-        while len(_children(process.pid)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)  # another process's children: no event to wait on, poll with a deadline
-        workers = _children(process.pid)
+        workers = wait_for_children(process.pid, 2, timeout=20)
         assert len(workers) == 2
-        baseline = {pid: _rss_kib(pid) for pid in workers}
+        baseline = {pid: rss_kib(pid) for pid in workers}
 
         latencies: list[float] = []
         failures: list[str] = []
@@ -355,7 +321,7 @@ def test_every_attack_at_once_leaves_a_good_client_served(soak_redis: RedisServe
             while time.monotonic() < ends:
                 await asyncio.sleep(0.25)  # the soak's own clock: sample memory as it runs
                 for pid in workers:
-                    peak[pid] = max(peak[pid], _rss_kib(pid))
+                    peak[pid] = max(peak[pid], rss_kib(pid))
                 for task in attackers:
                     if task.done() and task.exception() is not None:
                         raise task.exception()  # type: ignore[misc]
@@ -368,7 +334,7 @@ def test_every_attack_at_once_leaves_a_good_client_served(soak_redis: RedisServe
 
         run(soak, timeout=SOAK_SECONDS + 60)
         assert process.poll() is None, "the fleet fell over"
-        assert set(_children(process.pid)) == set(workers), "a worker died under the soak"
+        assert child_pids(process.pid) == workers, "a worker died under the soak"
         total = len(latencies) + len(failures)
         success = len(latencies) / total if total else 0.0
         ordered = sorted(latencies)
@@ -379,7 +345,7 @@ def test_every_attack_at_once_leaves_a_good_client_served(soak_redis: RedisServe
             "success_rate": round(success, 4),
             "p50_ms": round(ordered[len(ordered) // 2] * 1000, 1) if ordered else None,
             "p99_ms": round(p99 * 1000, 1),
-            "rss_kib": {str(pid): [baseline[pid], peak[pid], _rss_kib(pid)] for pid in workers},
+            "rss_kib": {str(pid): [baseline[pid], peak[pid], rss_kib(pid)] for pid in workers},
             "failures": failures[:5],
             "still_running_after_stop": stuck,
         }

@@ -1,6 +1,6 @@
 """An HTTP server started by ``backchannel run --http`` serves without uvicorn or click loaded.
 
-``run_http`` serves on our own HTTP/1.1 server (``transports/http/h1.py``): importing uvicorn
+``run_http`` serves on our own HTTP/1.1 server (``http_host/h1/connection.py``): importing uvicorn
 loaded its command line (click), its reload supervisors and file watchers, 26 ms of CPU of
 every cold start (``docs/performance.md``). The server is a real process on a loopback port;
 its ``loaded`` tool, called after the handshake, reports which of those it has imported.

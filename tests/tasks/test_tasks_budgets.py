@@ -30,10 +30,10 @@ from _tasks_server import tasks_server
 from _wire import Session, Stateless
 
 from backchannel import Context, Server
+from backchannel.http_host.authenticator import BearerTokens
+from backchannel.http_host.h1.serving import HttpServer
 from backchannel.state import MemoryStore
 from backchannel.testing import run, within
-from backchannel.transports.http.auth import BearerTokens
-from backchannel.transports.http.serving import HttpServer
 
 DAY_MS = 24 * 3600 * 1000
 HOUR_MS = 3600 * 1000

@@ -25,32 +25,18 @@ __all__ = ["HttpApp"]
 import asyncio
 import logging
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
-from ..auth.gate import ResourceAuth, admit, check_scopes, serve_metadata
 from ..framing import http as H
 from ..runtime.caller_address import serving_from
 from ..state.memory import MemoryState
 from ..state.shared import SharedState
-from ..transports.http.asgi import Receive, Scope, Send, header_map, read_body, send_bytes
-from ..transports.http.auth import Authenticator, Principal
-from ..transports.http.event_store import EventStore, InMemoryEventStore
-from ..transports.http.limits import (
-    BODY_TIMEOUT,
-    MAX_REQUESTS,
-    MAX_SESSIONS,
-    RETRY_AFTER,
-    TIMED_OUT,
-    BodyDeadlines,
-    TimedOut,
-    busy,
-    too_slow,
-)
-from ..transports.http.responses import send_rejection
 from ..types import meta as M
 from ..types.errors import InvalidRequest
 from ..types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from . import traced
+from .asgi import Receive, Scope, Send, header_map, read_body, send_bytes
+from .authenticator import Authenticator, Principal
 from .client_limits import (
     HANDSHAKE_TIMEOUT,
     MAX_SESSIONS_PER_CLIENT,
@@ -61,8 +47,22 @@ from .client_limits import (
     StreamRules,
     client_of,
 )
+from .event_store import EventStore, InMemoryEventStore
 from .fleet import Fleet, events_prefix, refusing_when_unreachable
+from .gate import ResourceAuth, admit, check_scopes, serve_metadata
 from .legacy_sse import LegacySse
+from .limits import (
+    BODY_TIMEOUT,
+    MAX_REQUESTS,
+    MAX_SESSIONS,
+    RETRY_AFTER,
+    TIMED_OUT,
+    BodyDeadlines,
+    TimedOut,
+    busy,
+    too_slow,
+)
+from .responses import send_rejection
 from .session_posts import open_session, post_to_session
 from .session_responses import names_get_stream, resume_stream, serve_get_stream
 from .sessions import HttpSession, SessionRegistry
@@ -73,6 +73,16 @@ if TYPE_CHECKING:
     from .served import HostedServer
 
 logger = logging.getLogger("backchannel.http")
+
+
+class _Responding(TypedDict):
+    """What every response of a handshake-era session is served with (``session_posts.py``)."""
+
+    sse_after: float
+    retry_ms: int
+    rules: StreamRules
+
+
 _GET_TAKEN = H.Rejection(409, InvalidRequest("a GET stream is already open for this session"))
 _NO_SESSION_ID = H.Rejection(400, InvalidRequest("Mcp-Session-Id header required (send initialize first)"))
 _NO_SESSION = H.Rejection(404, InvalidRequest("session not found; start a new one with initialize"))
@@ -162,6 +172,7 @@ class HttpApp:
             retry_ms=retry_ms,
             retry_after=retry_after,
         )
+        self._responding: _Responding = {"sse_after": sse_after, "retry_ms": retry_ms, "rules": self.streams}
         self._joined = False
         self._mirrored = MirroredHeaders(server)
         self._joining: asyncio.Future[None] | None = None
@@ -254,7 +265,7 @@ class HttpApp:
         if rejection is not None:
             await send_rejection(send, rejection)
             return
-        principal = await admit(self.authenticator, scope, headers, self.state)  # 401 or 403 (auth/gate.py)
+        principal = await admit(self.authenticator, scope, headers, self.state)  # 401 or 403 (gate.py)
         if isinstance(principal, H.Rejection):
             await send_rejection(send, principal)
             return
@@ -336,17 +347,7 @@ class HttpApp:
         if rejection is not None:
             await send_rejection(send, rejection)
             return
-        await post_to_session(
-            session,
-            message,
-            kind,
-            self.fleet,
-            receive,
-            send,
-            sse_after=self.sse_after,
-            retry_ms=self.retry_ms,
-            rules=self.streams,
-        )
+        await post_to_session(session, message, kind, self.fleet, receive, send, **self._responding)
 
     async def _post_stateless(
         self,
@@ -371,16 +372,7 @@ class HttpApp:
             await send_rejection(send, refused)
             return
         session = self.sessions.open(principal, client)
-        await open_session(
-            session,
-            message,
-            self.fleet,
-            receive,
-            send,
-            sse_after=self.sse_after,
-            retry_ms=self.retry_ms,
-            rules=self.streams,
-        )
+        await open_session(session, message, self.fleet, receive, send, **self._responding)
         if session.protocol.protocol_version is None or session.protocol.state.value == "new":
             await self.sessions.end(session.session_id)  # initialize failed: nothing to keep
 

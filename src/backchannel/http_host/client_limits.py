@@ -46,10 +46,10 @@ from typing import Final
 from ..framing import http as H
 from ..framing.sse import encode_event
 from ..runtime.caller_address import address_budget
-from ..transports.http.asgi import Scope
-from ..transports.http.auth import Principal
-from ..transports.http.limits import busy
 from ..types.errors import RateLimited
+from .asgi import Scope
+from .authenticator import Principal
+from .limits import busy
 
 #: Seconds a session may take from ``initialize`` to ``notifications/initialized`` (with no
 #: response of it open) before it is ended: a client finishes its handshake in milliseconds.

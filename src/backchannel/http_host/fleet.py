@@ -33,10 +33,10 @@ from typing import Any
 import msgspec
 
 from ..state.shared import SharedState, StateUnavailable
-from ..transports.http.asgi import Message, Receive, Scope, Send
-from ..transports.http.limits import busy
-from ..transports.http.responses import send_rejection
 from ..types.ids import is_request_id
+from .asgi import Message, Receive, Scope, Send
+from .limits import busy
+from .responses import send_rejection
 
 logger = logging.getLogger("backchannel.http")
 

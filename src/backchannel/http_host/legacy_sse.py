@@ -32,21 +32,20 @@ import secrets
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote
 
-from ..auth.gate import check_scopes
 from ..framing import http as H
 from ..framing.sse import encode_comment, encode_event
 from ..runtime.connection import Connection
 from ..telemetry.metrics import session_closed, session_opened
 from ..transports.base import PushedTransport, TransportClosed, wire_messages
-from ..transports.http import asgi
-from ..transports.http.asgi import Mailbox, NoItem, Receive, Scope, Send, next_item, send_bytes, send_start, watching
-from ..transports.http.auth import Principal
-from ..transports.http.limits import TIMED_OUT, busy, too_slow
-from ..transports.http.responses import send_rejection
-from ..transports.http.streams import SSE_HEADERS, encode_message
 from ..types.errors import InvalidRequest
-from . import traced
+from . import asgi, traced
+from .asgi import Mailbox, NoItem, Receive, Scope, Send, next_item, send_bytes, send_start, watching
+from .authenticator import Principal
 from .client_limits import client_of
+from .gate import check_scopes
+from .limits import TIMED_OUT, busy, too_slow
+from .responses import send_rejection
+from .streams import SSE_HEADERS, encode_message
 
 if TYPE_CHECKING:
     from ..protocol.events import Outgoing

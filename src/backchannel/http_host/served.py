@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from ..runtime.connection import Connection
 from ..transports.base import Transport
-from ..transports.http.asgi import Receive, Scope, Send
+from .asgi import Receive, Scope, Send
 
 
 class PageRoutes(Protocol):

@@ -17,11 +17,11 @@ from typing import Any
 from ..framing import http as H
 from ..protocol.states import SessionState
 from ..telemetry.metrics import session_opened
-from ..transports.http.asgi import Receive, Send, send_bytes
-from ..transports.http.responses import send_rejection
 from ..types.errors import InvalidRequest
+from .asgi import Receive, Send, send_bytes
 from .client_limits import StreamRules
 from .fleet import Fleet
+from .responses import send_rejection
 from .session_responses import answer_request_post
 from .sessions import HttpSession
 

@@ -25,10 +25,14 @@ from typing import Any
 from ..framing import http as H
 from ..framing.sse import encode_event
 from ..protocol.events import RequestId
-from ..transports.http.asgi import Receive, Send, encode_headers, send_bytes, send_start
-from ..transports.http.event_store import parse_event_id
-from ..transports.http.responses import forward_stream, pump_get_stream, send_rejection
-from ..transports.http.streams import (
+from ..types.errors import InvalidRequest
+from .asgi import Receive, Send, encode_headers, send_bytes, send_start
+from .client_limits import OpenStream, StreamRules
+from .event_store import parse_event_id
+from .responses import forward_stream, pump_get_stream, send_rejection
+from .sessions import HttpSession
+from .shared_events import StateEventStore, follow_remote_stream
+from .streams import (
     CLOSE_RESPONSE,
     JSON_HEADERS,
     SSE_HEADERS,
@@ -36,10 +40,6 @@ from ..transports.http.streams import (
     encode_message,
     is_answer_to,
 )
-from ..types.errors import InvalidRequest
-from .client_limits import OpenStream, StreamRules
-from .sessions import HttpSession
-from .shared_events import StateEventStore, follow_remote_stream
 
 RAW_JSON_HEADERS = encode_headers(dict(JSON_HEADERS))
 RAW_SSE_HEADERS = encode_headers(SSE_HEADERS)

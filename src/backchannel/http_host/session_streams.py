@@ -17,10 +17,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..protocol.events import RequestId
-from ..transports.http.asgi import Mailbox
-from ..transports.http.event_store import EventStore
-from ..transports.http.streams import MessageFeed, ResumableStream, StreamSignal
+from .asgi import Mailbox
+from .event_store import EventStore
 from .fleet import Fleet
+from .streams import MessageFeed, ResumableStream, StreamSignal
 
 #: Finished streams kept resumable per session; the oldest half is let go at twice this.
 FINISHED_STREAMS_KEPT = 64

@@ -35,14 +35,14 @@ from ..protocol.events import HandshakeCompleted, Outgoing, RequestId
 from ..protocol.states import SessionState
 from ..telemetry.metrics import SessionClock, session_closed
 from ..transports.base import PushedTransport, TransportClosed, wire_messages
-from ..transports.http.asgi import Mailbox
-from ..transports.http.auth import Principal
-from ..transports.http.event_store import EventStore
-from ..transports.http.limits import busy
-from ..transports.http.streams import CLOSE_RESPONSE, END_STREAM, MessageFeed, ResumableStream, StreamSignal
+from .asgi import Mailbox
+from .authenticator import Principal
 from .client_limits import ClientKey, retry_seconds, too_many
+from .event_store import EventStore
 from .fleet import FANNED_OUT, Fleet, SessionRecord
+from .limits import busy
 from .session_streams import SessionStreams
+from .streams import CLOSE_RESPONSE, END_STREAM, MessageFeed, ResumableStream, StreamSignal
 
 if TYPE_CHECKING:
     from .served import HostedServer

@@ -23,10 +23,10 @@ from ..framing.codec import encode_message
 from ..framing.sse import encode_json_event
 from ..protocol.events import RequestId
 from ..state.shared import SharedState, StateUnavailable
-from ..transports.http.asgi import Receive, Send
-from ..transports.http.event_store import EventStore
 from ..types.errors import InternalError
+from .asgi import Receive, Send
 from .client_limits import OpenStream
+from .event_store import EventStore
 
 #: How long a follower waits for the next event before it checks that the writer still serves.
 _CHECK_EVERY = 0.25

@@ -17,9 +17,9 @@ from ..framing import http as H
 from ..framing.sse import encode_json_event
 from ..protocol.events import Outgoing, RequestId
 from ..transports.base import PushedTransport, TransportClosed, wire_messages
-from ..transports.http.asgi import NoItem, Receive, Send, next_item, send_bytes, send_start, watching
-from ..transports.http.streams import JSON_HEADERS, SSE_HEADERS, MessageFeed, encode_message, is_answer_to
 from . import traced
+from .asgi import NoItem, Receive, Send, next_item, send_bytes, send_start, watching
+from .streams import JSON_HEADERS, SSE_HEADERS, MessageFeed, encode_message, is_answer_to
 
 if TYPE_CHECKING:
     from .served import HostedServer

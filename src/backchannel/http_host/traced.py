@@ -29,7 +29,7 @@ from ..telemetry import activation
 from ..telemetry import conventions as C
 from ..telemetry.activation import otel_logger, signals
 from ..telemetry.propagation import context_from_headers
-from ..transports.http.asgi import Scope
+from .asgi import Scope
 
 if TYPE_CHECKING:
     from ..runtime.connection import Connection

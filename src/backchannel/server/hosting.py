@@ -22,11 +22,11 @@ from ..telemetry.metrics import session_closed, session_opened
 from ..telemetry.spans import on_pipe
 
 if TYPE_CHECKING:
-    from ..transports.http.serving import HttpServer
+    from ..http_host.h1.serving import HttpServer
     from .server import Server
 
 logger = logging.getLogger("backchannel.http")
-#: Exit status of a server that could not start (as ``transports/http/serving.py`` says it).
+#: Exit status of a server that could not start (as ``http_host/h1/serving.py`` says it).
 STARTUP_FAILURE = 3
 _PIPE = {NETWORK_TRANSPORT: "pipe"}
 
@@ -87,7 +87,7 @@ def serve_http(
         if status:
             sys.exit(status)
         return
-    from ..transports.http.serving import HttpServer
+    from ..http_host.h1.serving import HttpServer
     from .workers import run_workers
 
     def serve(sock: socket.socket, ready: Callable[[], None]) -> None:
@@ -154,9 +154,9 @@ def _without_password(url: str) -> str:
 def _http_startup(app: _AppMaker, host: str, port: int, workers: int, limits: dict[str, Any]) -> HttpServer | None:
     """Check the options, import what serving needs and, with one worker, build the app and
     the server for it (None with several: each worker builds its own); then ``freeze_startup``."""
+    from ..http_host.h1.serving import HttpServer
+    from ..http_host.limits import connection_cap
     from ..runtime.loops import loop_name
-    from ..transports.http.limits import connection_cap
-    from ..transports.http.serving import HttpServer
     from .url_elicitation import UrlElicitations
 
     server, options = app.server, app.options
@@ -193,7 +193,7 @@ class _AppMaker:
         return self.server.http_app(
             self.path,
             redis=self.redis,
-            body_timeout=None,  # the server's protocol times every body (h1.py)
+            body_timeout=None,  # the server's protocol times every body (http_host/h1/connection.py)
             retry_after=self.retry_after,
             legacy_sse=self.legacy_sse,
             **self.options,

@@ -1,7 +1,7 @@
 """OAuth scopes per tool, prompt, resource and template (``add_tool(fn, scopes=[...])``).
 
 The HTTP app asks ``ScopeTable.for_request`` what a request needs and refuses it with 403
-``insufficient_scope`` when the caller's token lacks some (``auth/gate.py``); the list routes
+``insufficient_scope`` when the caller's token lacks some (``http_host/gate.py``); the list routes
 show a caller only what its token lets it use (``visible``). The caller is the principal a
 ``ResourceAuth`` admitted (``backchannel.auth.current_principal``): over stdio, and over HTTP
 without ``ResourceAuth``, no token names any scopes and nothing is checked or hidden.

@@ -198,9 +198,9 @@ class Server:
         **options: Any,
     ) -> None:
         """Serve Streamable HTTP on ``host:port`` (loopback unless told otherwise) with our own
-        HTTP/1.1 server (``transports/http/h1.py``; uvicorn is not loaded).
+        HTTP/1.1 server (``http_host/h1/connection.py``; uvicorn is not loaded).
 
-        Each connection is bounded (``transports/http/h1.py``): its request headers must
+        Each connection is bounded (``http_host/h1/connection.py``): its request headers must
         arrive within ``header_timeout`` seconds and its body within ``body_timeout`` (else 408),
         and past ``max_connections`` open connections (lowered to fit the file-descriptor limit)
         requests are answered 503 with ``Retry-After: retry_after``; None turns a limit off.

@@ -33,8 +33,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
+from ...http_host.asgi import Receive, Scope, Send, read_body, send_bytes
 from ...state.calls import Calls, WorkerGone
-from ...transports.http.asgi import Receive, Scope, Send, read_body, send_bytes
 from .markup import send_page
 
 if TYPE_CHECKING:

@@ -1,1 +1,4 @@
-"""Streamable HTTP: the ASGI server app and the httpx2 client transport."""
+"""Streamable HTTP, the client side: the httpx2 transport (``client.py``) and the legacy HTTP+SSE client.
+
+The server side is ``http_host/``.
+"""

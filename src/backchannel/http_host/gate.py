@@ -14,15 +14,15 @@ __all__ = ["ResourceAuth", "admit", "check_scopes", "refusal", "serve_metadata"]
 from collections.abc import Callable, Collection
 from typing import Any
 
+from ..auth.errors import AuthError
+from ..auth.principal import CURRENT_PRINCIPAL
+from ..auth.resource import ResourceAuth
 from ..framing.rejection import Rejection, valid_id
 from ..state.store import StateStore
-from ..transports.http.asgi import Scope, Send, send_bytes
-from ..transports.http.auth import Authenticator
 from ..types.errors import InternalError
 from ..types.errors import InvalidRequest as JsonRpcInvalidRequest
-from .errors import AuthError
-from .principal import CURRENT_PRINCIPAL
-from .resource import ResourceAuth
+from .asgi import Scope, Send, send_bytes
+from .authenticator import Authenticator
 
 _METADATA_HEADERS = {
     "content-type": "application/json",

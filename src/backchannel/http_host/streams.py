@@ -27,10 +27,10 @@ import sys
 from collections.abc import Callable
 from typing import Any, Final
 
-from ...framing.codec import encode_message
-from ...framing.rejection import JSON_HEADERS
-from ...framing.sse import encode_json_event
-from ...protocol.events import RequestId
+from ..framing.codec import encode_message
+from ..framing.rejection import JSON_HEADERS
+from ..framing.sse import encode_json_event
+from ..protocol.events import RequestId
 from .asgi import Mailbox, NoItem
 from .event_store import EventStore
 

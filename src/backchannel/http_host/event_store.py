@@ -13,7 +13,7 @@ __all__ = ["EventStore", "InMemoryEventStore", "parse_event_id"]
 import abc
 from collections import deque
 
-from ...protocol.events import RequestId
+from ..protocol.events import RequestId
 
 
 def parse_event_id(event_id: str) -> tuple[str, int] | None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 __all__ = ["forward_stream", "pump_get_stream", "send_rejection"]
 
-from ...framing import http as H
-from ...framing.sse import encode_json_event
+from ..framing import http as H
+from ..framing.sse import encode_json_event
 from .asgi import Mailbox, NoItem, Receive, Send, next_item, send_bytes, watching
 from .streams import CLOSE_RESPONSE, JSON_HEADERS, MessageFeed, encode_message
 

@@ -8,7 +8,7 @@ refused at each are listed in ``docs/reliability.md``:
 - ``header_timeout``: the request line and headers must arrive within this many
   seconds of the connection opening (or of the previous request ending); else 408
   and the connection closes. Only the server that parses HTTP can see this: it is
-  enforced by ``run_http``'s HTTP/1.1 server (``h1.py``).
+  enforced by ``run_http``'s HTTP/1.1 server (``h1/connection.py``).
 - ``body_timeout``: the body must arrive within this many seconds of the headers;
   else 408 and the connection closes. ``run_http`` enforces it for every path of the
   connection; ``HttpApp`` enforces it too, for the MCP endpoint mounted elsewhere.
@@ -44,8 +44,8 @@ import logging
 import time
 from typing import Final
 
-from ...framing import http as H
-from ...types.errors import InternalError, InvalidRequest
+from ..framing import http as H
+from ..types.errors import InternalError, InvalidRequest
 from .asgi import Receive, read_body
 
 logger = logging.getLogger("backchannel.http")

@@ -1,4 +1,4 @@
-"""One request on an HTTP/1.1 connection (``h1.py``): the ``receive`` and ``send`` its ASGI app is given.
+"""One request on an HTTP/1.1 connection (``connection.py``): the ``receive`` and ``send`` its ASGI app is given.
 
 ``receive`` hands the app the body as the connection parses it (a ``100 Continue`` first, when
 the client asked for one and the app reads it), and lets a connection paused on a full buffer
@@ -24,10 +24,10 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from ...framing import http as H
-from .asgi import Message, Scope
+from ..asgi import Message, Scope
 
 if TYPE_CHECKING:
-    from .h1 import Connection
+    from .connection import Connection
 
 
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"

@@ -27,7 +27,7 @@ import socket
 from typing import Any
 
 from ...framing.http import LOCALHOST_HOSTS, check_host_and_origin
-from .asgi import Receive, Scope, Send, header_map, send_bytes
+from ..asgi import Receive, Scope, Send, header_map, send_bytes
 
 logger = logging.getLogger("backchannel.http.loopback")
 

@@ -2,7 +2,7 @@
 
 No uvicorn on this path: its package loads its command line, reload supervisors and file
 watchers with it (26 ms of CPU at every start, ``docs/performance.md``), and the guards of
-``h1.py`` would have to reach into its private protocol class. The server here is small:
+``connection.py`` would have to reach into its private protocol class. The server here is small:
 
 - ``lifespan.startup`` runs before the port is opened; a failure is said on stderr and
   ``serve`` returns 3 with the port never opened. So does a port already in use.
@@ -24,9 +24,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .asgi import Message
-from .h1 import KEEP_ALIVE, Shared
-from .limits import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, RETRY_AFTER, connection_cap
+from ..asgi import Message
+from ..limits import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, RETRY_AFTER, connection_cap
+from .connection import KEEP_ALIVE, Shared
 
 logger = logging.getLogger("backchannel.http")
 
@@ -43,7 +43,7 @@ STARTUP_FAILURE = 3
 
 
 class HttpServer:
-    """``app`` (ASGI 3.0) served over HTTP/1.1 with ``run_http``'s limits (``h1.py``).
+    """``app`` (ASGI 3.0) served over HTTP/1.1 with ``run_http``'s limits (``connection.py``).
 
     ``max_connections`` is lowered to fit the process's file-descriptor limit (see
     ``limits.connection_cap``); None turns a limit off. ``keep_alive``: seconds an idle

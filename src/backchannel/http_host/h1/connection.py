@@ -45,7 +45,7 @@ or finds nothing due. A request costs a clock reading and a few attribute writes
 phase; the open connections are looked through only past the cap.
 
 The app sees the scope uvicorn gives it, built here from the parsed head; what it reads
-and sends goes through a ``Request`` (``h1_exchange.py``: the body handed over, the response
+and sends goes through a ``Request`` (``exchange.py``: the body handed over, the response
 written, chunked or in one piece).
 """
 
@@ -77,9 +77,9 @@ import httptools
 
 from ...framing import http as H
 from ...types.errors import InternalError, InvalidRequest
-from .asgi import Scope, Send, send_bytes
-from .h1_exchange import Request, raw_response
-from .limits import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, RETRY_AFTER, busy, too_slow
+from ..asgi import Scope, Send, send_bytes
+from ..limits import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, RETRY_AFTER, busy, too_slow
+from .exchange import Request, raw_response
 
 logger = logging.getLogger("backchannel.http")
 
