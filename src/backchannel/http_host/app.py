@@ -407,7 +407,6 @@ class HttpApp:
                     send,
                     alive=self.fleet.reachable,
                     lifetime=lifetime,
-                    farewell=rules.farewell,
                 )
                 return
             release = await self.fleet.claim_get_stream(session.session_id)  # one per session, fleet-wide
@@ -417,9 +416,7 @@ class HttpApp:
                 await send_rejection(send, _GET_TAKEN)
                 return
             try:
-                await serve_get_stream(
-                    session, receive, send, retry_ms=self.retry_ms, lifetime=lifetime, farewell=rules.farewell
-                )
+                await serve_get_stream(session, receive, send, retry_ms=self.retry_ms, lifetime=lifetime)
             finally:
                 await release()
         finally:

@@ -96,14 +96,16 @@ def too_many(message: str, wait: int) -> H.Rejection:
 
 class OpenStream:
     """One open SSE response under ``StreamRules``: ``end`` is called once its lifetime is over
-    (``over`` is then True); ``StreamRules.close`` it when the response ends, however it ends."""
+    (``over`` is then True), and the response sends ``farewell`` last (an SSE ``retry`` field:
+    when to reconnect); ``StreamRules.close`` it when the response ends, however it ends."""
 
-    __slots__ = ("client", "deadline", "end", "over")
+    __slots__ = ("client", "deadline", "end", "farewell", "over")
 
-    def __init__(self, client: ClientKey | None, deadline: float, end: Callable[[], None]) -> None:
+    def __init__(self, client: ClientKey | None, deadline: float, end: Callable[[], None], farewell: bytes) -> None:
         self.client = client
         self.deadline = deadline
         self.end = end
+        self.farewell = farewell
         self.over = False
 
     def ends_with(self, end: Callable[[], None]) -> None:
@@ -176,7 +178,7 @@ class StreamRules:
         same loop turn as ``refusal``, so that two requests cannot both take the last place."""
         lifetime = None if lasting else self.lifetime
         deadline = time.monotonic() + lifetime if lifetime is not None else math.inf
-        stream = OpenStream(client, deadline, end)
+        stream = OpenStream(client, deadline, end, self.farewell)
         if client is not None:
             self.gets[stream] = None
             mine = self.by_client.get(client)

@@ -141,10 +141,9 @@ async def serve_get_stream(
     *,
     retry_ms: int,
     lifetime: OpenStream | None = None,
-    farewell: bytes = b"",
 ) -> None:
     """Serve the session's GET stream (what belongs to no request) until the client leaves, or
-    until ``lifetime`` is over (then ``farewell``, an SSE ``retry`` field, ends it); the caller has
+    until ``lifetime`` is over (then its ``farewell``, an SSE ``retry`` field, ends it); the caller has
     checked that the session has none open.
 
     It opens with a priming event (an id and ``retry_ms``): a client reconnects with that id
@@ -159,7 +158,7 @@ async def serve_get_stream(
         await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
         priming = encode_event("", event_id=f"{_GET_STREAM}{secrets.token_hex(8)}_0", retry_ms=retry_ms)
         await send({"type": "http.response.body", "body": priming, "more_body": True})
-        await pump_get_stream(send, receive, feed, farewell)
+        await pump_get_stream(send, receive, feed, lifetime.farewell if lifetime is not None else b"")
     finally:
         session.detach()
         if session.transport.standalone is feed:
@@ -174,10 +173,9 @@ async def resume_stream(
     *,
     alive: Callable[[str], Awaitable[bool]],
     lifetime: OpenStream | None = None,
-    farewell: bytes = b"",
 ) -> None:
     """Replay the session's stream after ``last_event_id``, then follow it while it goes on,
-    or until ``lifetime`` is over (then ``farewell``, an SSE ``retry`` field, ends the response).
+    or until ``lifetime`` is over (then its ``farewell``, an SSE ``retry`` field, ends the response).
 
     A stream another worker of the fleet writes is read from the shared state (``alive``
     says whether that worker still serves)."""
@@ -191,9 +189,7 @@ async def resume_stream(
             session.attach()
             try:
                 await send_start(send, 200, [*RAW_SSE_HEADERS, session.header_bytes])
-                await follow_remote_stream(
-                    store, place[0], place[1], send, receive, alive=alive, lifetime=lifetime, farewell=farewell
-                )
+                await follow_remote_stream(store, place[0], place[1], send, receive, alive=alive, lifetime=lifetime)
             finally:
                 session.detach()
             return
@@ -203,7 +199,7 @@ async def resume_stream(
     stream_id, position = place
     sink = stream.attach() if stream is not None else None
     if lifetime is not None and sink is not None:
-        attached = sink
+        attached, farewell = sink, lifetime.farewell
         lifetime.ends_with(lambda: stream.end_response(attached, farewell))
     session.attach()
     try:

@@ -95,10 +95,9 @@ async def follow_remote_stream(
     *,
     alive: Any,
     lifetime: OpenStream | None = None,
-    farewell: bytes = b"",
 ) -> None:
     """Send the events of ``stream_id`` after ``after`` and follow it to its end, or until the
-    client leaves, or until ``lifetime`` is over (``farewell``, an SSE ``retry`` field, is then
+    client leaves, or until ``lifetime`` is over (its ``farewell``, an SSE ``retry`` field, is then
     the last thing sent); ``await alive(worker)`` says whether the writer still serves. The
     caller has sent the response's start."""
     log = store.prefix + stream_id
@@ -113,7 +112,7 @@ async def follow_remote_stream(
         position = after + 1  # log positions are event numbers plus one
         while not watcher.done():
             if lifetime is not None and lifetime.over:
-                await send({"type": "http.response.body", "body": farewell, "more_body": False})
+                await send({"type": "http.response.body", "body": lifetime.farewell, "more_body": False})
                 return
             entries = await store.state.log_read(log, position, wait=_CHECK_EVERY)
             if not entries:
