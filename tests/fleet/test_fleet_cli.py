@@ -59,11 +59,7 @@ def test_workers_serve_one_port_as_one_server_and_a_killed_one_is_started_again(
         assert len(child_pids(process.pid)) == 2 and victim not in child_pids(process.pid)
         assert run(calls)  # the fleet serves on
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            stop_process(process)
+        stop_process(process, timeout=15)  # SIGTERM: the parent ends its workers
         stderr = process.stderr.read().decode() if process.stderr else ""
     assert "with 2 workers, sharing state through redis://" in stderr
     assert "worker 0 (pid" in stderr or "worker 1 (pid" in stderr
