@@ -52,15 +52,27 @@ def shared_copy(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
-def read_initialize_params(params: dict[str, Any], supported: tuple[str, ...]) -> Agreed:
+def read_initialize_params(params: dict[str, Any], supported: tuple[str, ...], speaks: tuple[str, ...] = ()) -> Agreed:
     """Server: the client's ``initialize`` params, and the version to answer with (the
     client's when we speak it, else our newest: the counter-offer).
 
-    Raises ``InvalidParams`` (-32602) for a version or capabilities of the wrong type.
+    Raises ``InvalidParams`` (-32602) for a version or capabilities of the wrong type, and
+    ``UnsupportedProtocolVersion`` (-32022) naming ``speaks`` (every version the server speaks)
+    when it speaks no handshake-era version at all (2026-07-28 versioning.mdx, "Backward
+    Compatibility": such a server SHOULD name its versions in any error it returns to
+    ``initialize``).
     """
     version = params.get("protocolVersion")
     if type(version) is not str:
         raise InvalidParams("initialize: protocolVersion must be a string")
+    if not supported:
+        names = newer_first(speaks)
+        error = UnsupportedProtocolVersion(version, names)
+        error.message = (
+            f"this server speaks only the stateless era ({', '.join(names)}), which has no initialize: "
+            "send each request with its version in _meta"
+        )
+        raise error
     capabilities = params.get("capabilities", {})
     if type(capabilities) is not dict:
         raise InvalidParams("initialize: capabilities must be an object")

@@ -124,7 +124,7 @@ class Receiving(SessionBase):
                 )
             ]
         if action is SessionInput.RECV_INITIALIZE:
-            agreed = read_initialize_params(params, self.config.handshake_versions)
+            agreed = read_initialize_params(params, self.config.handshake_versions, self.config.versions)
             self.protocol_version = agreed.version
             self.peer_capabilities = agreed.peer_capabilities
             self.peer_info = agreed.peer_info
