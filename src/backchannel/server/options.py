@@ -93,9 +93,14 @@ class StateOptions:
     decline_ttl: float = 3600.0
 
     def __post_init__(self) -> None:
-        for name in ("once_limit", "once_limit_total"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)!r}")
+        _at_least_one(once_limit=self.once_limit, once_limit_total=self.once_limit_total)
+
+
+def _at_least_one(**counts: int) -> None:
+    """``ValueError`` naming the first of ``counts`` (by its ``Server`` keyword) below 1."""
+    for keyword, value in counts.items():
+        if value < 1:
+            raise ValueError(f"{keyword} must be at least 1, not {value!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,11 +127,9 @@ class TaskOptions:
             raise ValueError(f"task_ttl_max must be a positive number of seconds, not {self.ttl_max!r}")
         if not self.ttl > 0:
             raise ValueError(f"task_ttl must be a positive number of seconds, not {self.ttl!r}")
-        for name, keyword in (("limit", "task_limit"), ("anonymous_limit", "anonymous_task_limit")):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{keyword} must be at least 1, not {getattr(self, name)!r}")
-        if self.limit_total < 1:
-            raise ValueError(f"task_limit_total must be at least 1, not {self.limit_total!r}")
+        _at_least_one(
+            task_limit=self.limit, anonymous_task_limit=self.anonymous_limit, task_limit_total=self.limit_total
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
