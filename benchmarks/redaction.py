@@ -22,7 +22,7 @@ import timeit
 from pathlib import Path
 from typing import Any
 
-from backchannel.server.redaction import Redactor
+from backchannel.redaction.redaction import Redactor
 
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = "4ea6abd"  # the last commit with the old redactor
@@ -86,7 +86,7 @@ def build_cost() -> float:
 
     ``server.py`` builds one at import, so this is what redaction adds to cold start."""
     code = (
-        "import re, time; import backchannel.server.redaction as r; re.purge(); "
+        "import re, time; import backchannel.redaction.redaction as r; re.purge(); "
         "t = time.perf_counter(); r.Redactor(); print((time.perf_counter() - t) * 1000)"
     )
     return min(

@@ -28,8 +28,8 @@ LISTS = {"README.md": "The layers, top first", "CONTRIBUTING.md": "Each line bel
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"_version"}),
     frozenset({"types"}),
-    frozenset({"protocol", "framing", "forms", "telemetry"}),
-    frozenset({"transports", "state"}),
+    frozenset({"protocol", "framing", "forms", "telemetry", "redaction"}),
+    frozenset({"transports", "state", "signatures"}),
     frozenset({"runtime", "auth"}),
     frozenset({"http_host"}),
     frozenset({"server", "client"}),

@@ -3,7 +3,7 @@
 
 Counted messages are built in three places: the form checker (``forms.schema``: answers and
 schemas), the terminal's field hints (``ui.fields``), and a tool's argument problems (pydantic's
-wording, passed through by ``server.argument_problems``). Each is checked at 1 and at 2 (and 0
+wording, passed through by ``signatures.argument_problems``). Each is checked at 1 and at 2 (and 0
 where a bound can be 0), for every noun it counts.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from pydantic import Field
 
 from backchannel.forms import FormSchemaError, check_requested_schema, validate_content
-from backchannel.server.signature import InvalidArguments, derive_parameters
+from backchannel.signatures.signature import InvalidArguments, derive_parameters
 from backchannel.ui.fields import field_from_schema
 
 CHOICES = {"type": "string", "enum": ["a", "b", "c"]}

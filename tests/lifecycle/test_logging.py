@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from _lifecycle_harness import ERAS, run, serving, settle
 
+from backchannel.redaction.redaction import DEFAULT_KEYS, Redactor
 from backchannel.server import Context, Server
 from backchannel.server.log_handler import ClientLogHandler
-from backchannel.server.redaction import DEFAULT_KEYS, Redactor
 from backchannel.testing import FakeClock
 from backchannel.types import meta as M
 from backchannel.types.errors import INVALID_PARAMS, RequestError

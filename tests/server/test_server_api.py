@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal, Optional
 
 import pytest
 from _server_harness import ERAS, connected, run
-from _shapes import Order, Person, Point
 
+from _shapes import Order, Person, Point
 from backchannel import Audio, Context, Image, RequestError, Server, ToolError
 from backchannel.types.content import (
     BlobResourceContents,

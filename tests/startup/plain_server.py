@@ -46,7 +46,7 @@ LAZY = (
     "ipaddress",
     "json",
     "html",
-    "backchannel.server.key_values",
+    "backchannel.redaction.key_values",
     "backchannel.server.resources",
     "backchannel.types.uri_template",
     "backchannel.server.tasks.records",

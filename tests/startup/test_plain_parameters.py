@@ -13,9 +13,10 @@ from typing import Annotated, Any
 import pytest
 from pydantic import Field
 
-from backchannel.server import Context, signature
+from backchannel.server import Context
 from backchannel.server.completion import Complete
-from backchannel.server.signature import ParameterSet, derive_parameters
+from backchannel.signatures import signature
+from backchannel.signatures.signature import ParameterSet, derive_parameters
 from backchannel.types.errors import InvalidParams
 
 

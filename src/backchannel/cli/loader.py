@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..server.server import Server
-from ..server.signature import SignatureError
+from ..signatures.signature import SignatureError
 
 _PREFERRED = ("server", "mcp", "app")
 

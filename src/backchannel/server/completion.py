@@ -51,9 +51,9 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Annotated, Any, Protocol, TypeAlias, get_args, get_origin
 
+from ..signatures.signature import type_hints
 from ..types.completion import Completion
 from .prefix_index import MAX_VALUES, Matches, PrefixIndex, complete_from
-from .signature import type_hints
 
 #: What a completer may return (or an awaitable of it).
 CompleterResult: TypeAlias = Iterable[str] | AsyncIterable[str] | Matches | Completion

@@ -27,10 +27,10 @@ import copy
 import logging
 from collections.abc import Mapping
 
+from ..redaction.redaction import REDACTED
 from ..telemetry import activation, logs
 from .context import Context
 from .log_sending import BRIDGING, redacted_log
-from .redaction import REDACTED
 
 
 def mcp_level(levelno: int) -> str:

@@ -15,8 +15,8 @@ from .connection_state import ConnectionState
 from .roots import hidden_log, text_hider
 
 if TYPE_CHECKING:
+    from ..redaction.redaction import Redactor
     from .context import Context
-    from .redaction import Redactor
 
 #: True while the stdlib bridge (``ClientLogHandler``) forwards a record: the bridge emits that
 #: record's OpenTelemetry copy itself (or leaves it to OpenTelemetry's own handler), so

@@ -28,10 +28,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from ..redaction.redaction import Redactor
 from ..types.capabilities import ExtensionOptions
 from ..types.logging import LOG_LEVEL_RANK
 from ..types.option_groups import apply_flat_keywords
-from .redaction import Redactor
 from .state import StateStore
 
 _DEFAULT_REDACTOR = Redactor()

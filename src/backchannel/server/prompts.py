@@ -11,11 +11,11 @@ from typing import Any
 
 import msgspec
 
+from ..signatures.signature import ParameterSet, derive_parameters
 from ..types.prompts import GetPromptResult, PromptMessage
 from .completion import ArgumentCompleter
 from .content import to_block
 from .definitions import wire_definition
-from .signature import ParameterSet, derive_parameters
 
 
 def user(content: Any) -> dict[str, Any]:

@@ -12,11 +12,11 @@ from typing import Any
 
 import msgspec
 
+from ..signatures.signature import ParameterSet, derive_parameters
 from ..types.content import BlobResourceContents, TextResourceContents
 from ..types.uri_template import UriTemplate
 from .completion import ArgumentCompleter
 from .definitions import wire_definition
-from .signature import ParameterSet, derive_parameters
 
 
 @dataclass(slots=True)

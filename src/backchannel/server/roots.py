@@ -36,11 +36,11 @@ from typing import TYPE_CHECKING, Any, overload
 import msgspec
 
 from ..protocol.capabilities import has
+from ..redaction.redaction import Redactor
 from ..runtime.local_paths import local_path, normalise_path
 from ..types.errors import InvalidParams
 from ..types.roots import ListRootsResult, root_marks
 from .mrtr import InputRequired
-from .redaction import Redactor
 
 if TYPE_CHECKING:
     from pathlib import Path

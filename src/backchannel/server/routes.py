@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.events import RequestReceived
+from ..signatures.signature import InvalidArguments
 from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound, ToolError
 from ..types.field_revisions import for_revision, trims
 from ..types.logging import LOG_LEVEL_RANK, LOGGING_LEVELS
@@ -25,7 +26,6 @@ from .context import CURRENT_CONTEXT, Context
 from .mrtr import InputRequired, Round
 from .pagination import paginate
 from .scopes import visible
-from .signature import InvalidArguments
 from .tasks.routes import TASK_ROUTES
 from .tasks.service import CORE_TASK_VERSIONS
 from .tools import arguments_refused, tool_failed

@@ -12,13 +12,13 @@ from typing import Any, Literal, TypeAlias, get_args
 
 import msgspec
 
+from ..signatures.signature import InvalidArguments, OutputShape, ParameterSet, derive_output, derive_parameters
 from ..types.content import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
 from ..types.errors import InvalidParams, ToolError
 from ..types.field_revisions import versions_without
 from ..types.tools import CallToolResult
 from .content import Audio, Image, to_content
 from .definitions import wire_definition
-from .signature import InvalidArguments, OutputShape, ParameterSet, derive_output, derive_parameters
 
 #: The revisions without ``structuredContent`` (before 2025-06-18): their results carry only content.
 _NO_STRUCTURED_CONTENT = versions_without("CallToolResult", "structuredContent")

@@ -9,10 +9,10 @@ from collections.abc import Awaitable
 from typing import Annotated, Any, Literal, Optional
 
 import pytest
-from _shapes import Order, Person, Point
 from pydantic import BaseModel, Field
 
-from backchannel.server.signature import (
+from _shapes import Order, Person, Point
+from backchannel.signatures.signature import (
     InvalidArguments,
     OutputMismatch,
     derive_arguments_for_prompt,

@@ -25,7 +25,7 @@ import pytest
 
 from _subprocesses import checkout_env
 from backchannel import Server
-from backchannel.server.signature import SignatureError, UnsupportedType, derive_parameters
+from backchannel.signatures.signature import SignatureError, UnsupportedType, derive_parameters
 
 
 class Thing:

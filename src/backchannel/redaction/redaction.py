@@ -8,7 +8,7 @@ send and that the JSON encoder can always write:
 - **Under a sensitive key** (any depth, any mapping), the value becomes
   ``"[REDACTED]"``, whatever it is; ``None``, ``True`` and ``False`` stay (they
   tell nothing). Which keys are sensitive, and why ``max_tokens`` is not, is
-  the word rule in ``server/secret_patterns.py`` (whole words: ``key`` alone is
+  the word rule in ``secret_patterns.py`` (whole words: ``key`` alone is
   a secret, ``keyboard``, ``monkey`` and ``cache_key`` are not). Keys are strings on the way
   out (``str()`` of any other key) and are redacted as text too.
 - **In text** (strings, and keys), each secret of a known shape becomes

@@ -6,7 +6,7 @@ from typing import NotRequired, TypedDict
 
 import pytest
 
-from backchannel.server.signature import derive_output, derive_parameters
+from backchannel.signatures.signature import derive_output, derive_parameters
 from backchannel.types.errors import InvalidParams
 
 

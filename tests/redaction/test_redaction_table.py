@@ -25,15 +25,17 @@ from typing import Any, NamedTuple
 import msgspec
 import pydantic
 import pytest
-from _lifecycle_harness import ERAS, run, serving
 from _redaction_server import KEPT, SECRETS, SIGNED
 from _redaction_server import server as fixture_server
 
+from _serving import serving
+from backchannel.redaction.redaction import DEFAULT_KEYS, Redactor
 from backchannel.server import Context, Server
 from backchannel.server.log_handler import ClientLogHandler
-from backchannel.server.redaction import DEFAULT_KEYS, Redactor
+from backchannel.testing import run
 
 FIXTURE = Path(__file__).with_name("_redaction_server.py")
+ERAS = ("handshake", "stateless")
 
 
 # ------------------------------------------------------------------ containers used in the table

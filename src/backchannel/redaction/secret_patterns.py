@@ -1,6 +1,6 @@
 """What the log redactor treats as a secret: key names, and the shapes of secret values.
 
-Both halves are data, read by ``server/redaction.py``; pass your own to ``Redactor``.
+Both halves are data, read by ``redaction.py``; pass your own to ``Redactor``.
 
 **Key names.** A key is cut into lower-case words at separators and camelCase
 humps (``X-Api-Key``, ``aws_access_key_id``, ``accessToken``). It names a secret

@@ -1,6 +1,6 @@
 """A server whose ``leak`` tool logs secrets in every kind of container, with ``ctx.log`` and
 through ``ClientLogHandler`` (issue #12, item 5). Imported by the redaction tests for its data,
-and run over stdio as ``python tests/lifecycle/_redaction_server.py`` for the wire test."""
+and run over stdio as ``python tests/redaction/_redaction_server.py`` for the wire test."""
 
 from __future__ import annotations
 
