@@ -1,20 +1,25 @@
 """What only this project's tests need around a server in another process.
 
 The general parts (a free port, a process started, waited for and stopped) are in
-``backchannel.testing``; this adds what is about this checkout and this machine.
+``backchannel.testing``; this adds what is about this checkout and this machine: the
+environment and the CLI of this checkout (``checkout_env``, ``run_cli``), and what Linux's
+``/proc`` says of a process (``child_pids``, ``wait_for_children``, ``rss_kib``).
 Test modules anywhere under ``tests/`` import it as ``_subprocesses``: pytest's ``pythonpath``
 (pyproject.toml) puts ``tests/`` on ``sys.path``.
 """
 
 from __future__ import annotations
 
-__all__ = ["ROOT", "checkout_env", "child_pids", "other_local_address", "rss_kib", "wait_for_children"]
+__all__ = ["ROOT", "checkout_env", "child_pids", "other_local_address", "rss_kib", "run_cli", "wait_for_children"]
 
 import contextlib
 import os
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,6 +28,21 @@ def checkout_env() -> dict[str, str]:
     """This environment, with ``PYTHONPATH`` set so a child ``python`` imports backchannel
     from this checkout's ``src/`` (not whatever else is installed)."""
     return {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+
+
+def run_cli(*args: str, timeout: float, stdin: str | None = None, **options: Any) -> subprocess.CompletedProcess[str]:
+    """``backchannel ARGS`` (``python -m backchannel``) in a process of its own, run to its end
+    within ``timeout`` seconds; its output as text. ``stdin`` is its input (None: the null
+    device); ``options`` go to ``subprocess.run`` (``env``, ``cwd``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "backchannel", *args],
+        input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **options,
+    )
 
 
 def other_local_address() -> str | None:

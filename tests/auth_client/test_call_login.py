@@ -31,6 +31,7 @@ from _browser_login import LINK, log_in_with_chromium, protected_server, receive
 from _client_harness import FollowingBrowser
 
 from _pty import Screen, terminal_env
+from _subprocesses import run_cli
 from backchannel import Client
 from backchannel.client.oauth import FileTokenStore, OAuth
 from backchannel.testing import run
@@ -65,14 +66,7 @@ def log_in(url: str, config: Path) -> None:
 def backchannel(*args: str, config: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     # BROWSER=/bin/false: a browser that would be opened fails (and none must be).
     env = {**os.environ, "XDG_CONFIG_HOME": str(config), "BROWSER": "/bin/false"}
-    return subprocess.run(
-        [sys.executable, "-m", "backchannel", *args],
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    return run_cli(*args, timeout=90, stdin=stdin, env=env)
 
 
 def bearers(log: Path) -> list[str]:

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from _subprocesses import ROOT, run_cli
+
 DEMO = [sys.executable, str(ROOT / "examples" / "demo_server.py")]
 PYSDK = [sys.executable, str(ROOT / "tests" / "peers" / "pysdk_server.py")]
 TIMEOUT = 60
@@ -25,14 +24,7 @@ TIMEOUT = 60
 
 def call(*args: str) -> tuple[int, Any, str]:
     """``backchannel call ARGS`` in a process of its own: (exit status, stdout as JSON or None, stderr)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "backchannel", "call", *args],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        cwd=ROOT,
-    )
+    done = run_cli("call", *args, timeout=TIMEOUT, cwd=ROOT)
     out = done.stdout.strip()
     return done.returncode, json.loads(out) if out.startswith("{") else (out or None), done.stderr
 

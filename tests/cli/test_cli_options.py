@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from _subprocesses import run_cli
 from backchannel.cli.main import main
 from backchannel.testing import free_port, stop_process
 
@@ -26,14 +27,7 @@ TIMEOUT = 30
 
 
 def backchannel(*args: str, stdin: str = "", cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "backchannel", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        cwd=cwd,
-    )
+    return run_cli(*args, timeout=TIMEOUT, stdin=stdin, cwd=cwd)
 
 
 def a_file(tmp_path: Path) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from _subprocesses import ROOT, checkout_env
+from _subprocesses import ROOT, checkout_env, run_cli
 from backchannel import Client
 from backchannel.testing import run
 
@@ -28,15 +28,7 @@ OTHERS = {
 
 def install(*args: str, home: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**checkout_env(), "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
-    return subprocess.run(
-        [sys.executable, "-m", "backchannel", "install", *args],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=env,
-        cwd=cwd or home,
-    )
+    return run_cli("install", *args, timeout=TIMEOUT, env=env, cwd=cwd or home)
 
 
 @pytest.fixture
