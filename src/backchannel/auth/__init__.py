@@ -43,7 +43,14 @@ __all__ = [
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import AuthError, InsufficientScope, InvalidDpopProof, InvalidToken, UseDpopNonce, VerifierUnavailable
+from ..types.errors import (
+    AuthError,
+    InsufficientScope,
+    InvalidDpopProof,
+    InvalidToken,
+    UseDpopNonce,
+    VerifierUnavailable,
+)
 from .principal import Principal, TokenVerifier, current_principal
 from .resource import ResourceAuth
 

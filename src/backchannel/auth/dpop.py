@@ -31,7 +31,7 @@ from joserfc.errors import InvalidPayloadError, JoseError
 from joserfc.jwk import Key, import_key
 
 from ..state.store import StateStore, slot_of
-from .errors import InvalidDpopProof, UseDpopNonce
+from ..types.errors import InvalidDpopProof, UseDpopNonce
 from .urls import normalized_url
 
 DEFAULT_DPOP_ALGORITHMS: tuple[str, ...] = ("ES256", "ES384", "EdDSA", "PS256", "RS256")

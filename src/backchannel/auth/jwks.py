@@ -27,7 +27,7 @@ import httpx2
 from joserfc.errors import JoseError
 from joserfc.jwk import Key, KeySet
 
-from .errors import InvalidToken, VerifierUnavailable
+from ..types.errors import InvalidToken, VerifierUnavailable
 
 logger = logging.getLogger("backchannel.auth")
 _UNREACHABLE = "the authorization server's keys could not be fetched to check the token; try again shortly"

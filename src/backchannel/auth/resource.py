@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..state.store import StateStore
-from .errors import (
+from ..types.errors import (
     AuthError,
     InsufficientScope,
+    InvalidAuthRequest,
     InvalidDpopProof,
-    InvalidRequest,
     InvalidToken,
     UseDpopNonce,
 )
@@ -157,7 +157,7 @@ class ResourceAuth:
         if not scheme:
             raise AuthError("authentication required: send an access token (Authorization: Bearer ...)")
         if scheme not in ("bearer", "dpop") or not token or " " in token:
-            raise InvalidRequest("the Authorization header must be 'Bearer <token>' or 'DPoP <token>'")
+            raise InvalidAuthRequest("the Authorization header must be 'Bearer <token>' or 'DPoP <token>'")
         dpop = self.dpop
         if scheme == "dpop" and dpop is None:
             raise InvalidToken("this server does not accept DPoP-bound tokens")
@@ -201,7 +201,7 @@ class ResourceAuth:
     def urls_for(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> list[str]:
         """The URLs a DPoP proof's ``htu`` may name for this request: the public one (the resource's
         origin and the request's path, right behind a TLS-terminating proxy) and the one it reached.
-        Raises ``InvalidRequest`` (400, RFC 9112 §3.2) for a ``Host`` that is no ``host[:port]``
+        Raises ``InvalidAuthRequest`` (400, RFC 9112 §3.2) for a ``Host`` that is no ``host[:port]``
         (``:abc``, ``:99999``) when DPoP is on."""
         path = scope.get("path", "/")
         urls = [self._origin + path]
@@ -211,7 +211,7 @@ class ResourceAuth:
             try:
                 normalized_url(url)
             except ValueError:
-                raise InvalidRequest(f"the Host header {host[:100]!r} is not a valid host[:port]") from None
+                raise InvalidAuthRequest(f"the Host header {host[:100]!r} is not a valid host[:port]") from None
             urls.append(url)
         return urls
 

@@ -38,7 +38,7 @@ from joserfc import jws, jwt
 from joserfc.errors import InvalidPayloadError, JoseError
 from joserfc.jwk import KeySet
 
-from .errors import InvalidToken, VerifierUnavailable
+from ..types.errors import InvalidToken, VerifierUnavailable
 from .jwks import KeyCache
 from .principal import Principal, TokenVerifier
 

@@ -14,13 +14,11 @@ __all__ = ["ResourceAuth", "admit", "check_scopes", "refusal", "serve_metadata"]
 from collections.abc import Callable, Collection
 from typing import Any
 
-from ..auth.errors import AuthError
 from ..auth.principal import CURRENT_PRINCIPAL
 from ..auth.resource import ResourceAuth
 from ..framing.rejection import Rejection, valid_id
 from ..state.store import StateStore
-from ..types.errors import InternalError
-from ..types.errors import InvalidRequest as JsonRpcInvalidRequest
+from ..types.errors import AuthError, InternalError, InvalidRequest
 from .asgi import Scope, Send, send_bytes
 from .authenticator import Authenticator
 
@@ -46,7 +44,7 @@ async def serve_metadata(auth: ResourceAuth | None, scope: Scope, send: Send) ->
 
 def refusal(auth: ResourceAuth, error: AuthError, request_id: Any = None) -> Rejection:
     """The response refusing a request with ``error``: its status, challenge and a JSON-RPC body."""
-    body = InternalError(error.description) if error.status >= 500 else JsonRpcInvalidRequest(error.description)
+    body = InternalError(error.description) if error.status >= 500 else InvalidRequest(error.description)
     return Rejection(error.status, body, {"content-type": "application/json", **auth.challenge(error)}, request_id)
 
 
@@ -67,7 +65,7 @@ async def admit(
         return principal.key
     key = await authenticator(headers)
     if key is None:
-        return Rejection(401, JsonRpcInvalidRequest("authentication required"), {"www-authenticate": "Bearer"})
+        return Rejection(401, InvalidRequest("authentication required"), {"www-authenticate": "Bearer"})
     return key
 
 

@@ -23,24 +23,12 @@ from typing import Any
 import msgspec
 
 from ..telemetry import fleet_calls
-from ..types.errors import INTERNAL_ERROR, MCPError
+from ..types.errors import CallFailed, MCPError, WorkerGone  # (the two defined in the errors tree)
 from .shared import SharedState
 
 logger = logging.getLogger("backchannel.state")
 
 Handler = Callable[[Any], Awaitable[Any]]
-
-
-class WorkerGone(MCPError):
-    """The worker that holds what was asked for no longer serves (it stopped, or was killed)."""
-
-    code = INTERNAL_ERROR
-
-
-class CallFailed(MCPError):
-    """The other worker could not do what was asked: its message says why."""
-
-    code = INTERNAL_ERROR
 
 
 def _channel(worker_id: str) -> str:

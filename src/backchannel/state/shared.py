@@ -27,20 +27,10 @@ import logging
 from collections.abc import Callable
 from types import TracebackType
 
-from ..types.errors import INTERNAL_ERROR, MCPError
+from ..types.errors import StateUnavailable  # (defined in the errors tree; re-exported here)
 from .store import StateStore
 
 logger = logging.getLogger("backchannel.state")
-
-
-class StateUnavailable(MCPError):
-    """The shared state cannot be reached right now (Redis down, restarting, or too slow).
-
-    Answered as -32603 with a message that names the store and says to try again; the state
-    reconnects by itself. When the store stopped answering (rather than refused), the call
-    may still have taken effect: a message published, a key set."""
-
-    code = INTERNAL_ERROR
 
 
 def new_worker_id() -> str:

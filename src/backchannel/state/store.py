@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..types.errors import INTERNAL_ERROR, MCPError
+from ..types.errors import StoreFull  # (defined in the errors tree; re-exported here)
 
 #: What ``StateStore.add`` did: stored the value, found the key already there, or
 #: refused because the bucket (or the whole store) holds as many keys as allowed.
@@ -48,15 +48,6 @@ def slot_of(scope: str) -> str:
     import hashlib  # (OpenSSL's 0.6 MiB: loaded when a first caller keeps state, not at start)
 
     return "{" + hashlib.sha256(scope.encode()).hexdigest()[:16] + "}"
-
-
-class StoreFull(MCPError):
-    """The server's state store refused a new key: a bound was reached.
-
-    Answered as -32603 with the message given, which says whose bound it was and
-    what the caller can do (usually: wait for earlier entries to expire)."""
-
-    code = INTERNAL_ERROR
 
 
 class StateStore(abc.ABC):

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from ..protocol.events import CancelIntent, Outgoing, RequestId
-from ..types.errors import ConnectionClosed
+from ..types.errors import TransportBroken, TransportClosed  # (defined in the errors tree; part of this interface)
 
 
 class LazyEvent(asyncio.Event):
@@ -58,14 +58,6 @@ class LazyEvent(asyncio.Event):
 
 
 _NO_WAITERS: tuple[()] = ()
-
-
-class TransportClosed(ConnectionClosed):
-    """We closed the transport."""
-
-
-class TransportBroken(ConnectionClosed):
-    """The peer or the network ended the transport."""
 
 
 class Transport(abc.ABC):

@@ -1,7 +1,10 @@
-"""Error codes and the exception tree.
+"""Error codes and the exception tree, drawn once here.
 
 Every exception that can become a JSON-RPC error carries its wire ``code``; the
-runtime turns one into a response in exactly one place.
+runtime turns one into a response in exactly one place. An ``AuthError`` carries the HTTP
+``status`` (and RFC 6750 ``error``) it is answered with instead: it refuses a request before
+JSON-RPC is read, and the HTTP host's auth step (``http_host/gate.py``) makes each its
+response, with a challenge and a JSON-RPC body (-32600, or -32603 for a 5xx).
 
     MCPError                       an error with a JSON-RPC code and optional data
     ├── ProtocolError              a rule of the protocol was broken
@@ -20,8 +23,26 @@ runtime turns one into a response in exactly one place.
     ├── RateLimited                -31429  too many requests from this caller; data.retryAfterMs
     ├── RequestError               an error response the peer sent us (any code)
     ├── RequestTimeout             no answer in time (also a TimeoutError)
-    └── ConnectionClosed           the transport ended; every pending request fails with it
+    ├── ConnectionClosed           the transport ended; every pending request fails with it
+    │   ├── TransportClosed        ... we closed it
+    │   └── TransportBroken        ... the peer or the network ended it
+    ├── StateUnavailable           -32603  the shared state (Redis) cannot be reached now: try again
+    ├── StoreFull                  -32603  the state store refused a new key: a bound was reached
+    ├── WorkerGone                 -32603  the fleet's worker that holds it no longer serves
+    └── CallFailed                 -32603  another worker could not do what was asked
     ToolError (not an MCPError)    raised by a tool: becomes a result with ``isError: true``
+    AuthError (not an MCPError)    HTTP status and RFC 6750 error: the request's credentials are refused
+    ├── InvalidToken               401 invalid_token: unverifiable, expired, another resource's...
+    ├── InvalidAuthRequest         400 invalid_request: two credentials, a token in the URL...
+    ├── InsufficientScope          403 insufficient_scope: ``scopes`` lists what the request needs
+    ├── InvalidDpopProof           401 invalid_dpop_proof (RFC 9449 §7.1)
+    │   └── UseDpopNonce           401 use_dpop_nonce, with a fresh ``DPoP-Nonce``
+    └── VerifierUnavailable        503: the authorization server could not be asked (JWKS, introspection)
+
+A feature adds a leaf of its own where it raises it, under the error it is answered as
+(``signatures.signature.InvalidArguments`` under ``InvalidParams``, say); a verifier raises
+``InvalidToken`` (or ``VerifierUnavailable``), and ``auth.ResourceAuth`` gives each its
+``WWW-Authenticate`` challenge.
 """
 
 from __future__ import annotations
@@ -39,11 +60,17 @@ __all__ = [
     "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
+    "AuthError",
+    "CallFailed",
     "ConnectionClosed",
     "HeaderMismatch",
+    "InsufficientScope",
     "InternalError",
+    "InvalidAuthRequest",
+    "InvalidDpopProof",
     "InvalidParams",
     "InvalidRequest",
+    "InvalidToken",
     "LocalProtocolError",
     "MCPError",
     "MethodNotFound",
@@ -55,11 +82,19 @@ __all__ = [
     "RequestError",
     "RequestTimeout",
     "ResourceNotFound",
+    "StateUnavailable",
+    "StoreFull",
     "ToolError",
+    "TransportBroken",
+    "TransportClosed",
     "UnsupportedProtocolVersion",
     "UrlElicitationRequired",
+    "UseDpopNonce",
+    "VerifierUnavailable",
+    "WorkerGone",
 ]
 
+from collections.abc import Sequence
 from typing import Any
 
 #: Longest error message put on the wire; the rest is cut (the log keeps the whole error).
@@ -223,9 +258,94 @@ class ConnectionClosed(MCPError):
         super().__init__(message)
 
 
+class TransportClosed(ConnectionClosed):
+    """We closed the transport."""
+
+
+class TransportBroken(ConnectionClosed):
+    """The peer or the network ended the transport."""
+
+
+class StateUnavailable(MCPError):
+    """The shared state cannot be reached right now (Redis down, restarting, or too slow).
+
+    Answered as -32603 with a message that names the store and says to try again; the state
+    reconnects by itself. When the store stopped answering (rather than refused), the call
+    may still have taken effect: a message published, a key set."""
+
+    code = INTERNAL_ERROR
+
+
+class StoreFull(MCPError):
+    """The server's state store refused a new key: a bound was reached.
+
+    Answered as -32603 with the message given, which says whose bound it was and
+    what the caller can do (usually: wait for earlier entries to expire)."""
+
+    code = INTERNAL_ERROR
+
+
+class WorkerGone(MCPError):
+    """The worker that holds what was asked for no longer serves (it stopped, or was killed)."""
+
+    code = INTERNAL_ERROR
+
+
+class CallFailed(MCPError):
+    """The other worker could not do what was asked: its message says why."""
+
+    code = INTERNAL_ERROR
+
+
 class ToolError(Exception):
     """Raise from a tool to report a failure the model should see.
 
     The runtime turns it into a ``CallToolResult`` with ``isError: true`` and the
     message as text content, rather than a JSON-RPC error.
     """
+
+
+class AuthError(Exception):
+    """A refusal; ``description`` is safe to show the client (``error_description``)."""
+
+    status = 401
+    error: str | None = None
+
+    def __init__(self, description: str) -> None:
+        super().__init__(description)
+        self.description = description
+
+
+class InvalidToken(AuthError):
+    error = "invalid_token"
+
+
+class InvalidAuthRequest(AuthError):
+    status = 400
+    error = "invalid_request"
+
+
+class InsufficientScope(AuthError):
+    status = 403
+    error = "insufficient_scope"
+
+    def __init__(self, description: str, scopes: Sequence[str]) -> None:
+        super().__init__(description)
+        #: Every scope the request needs, held or not (one challenge, never one scope at a time).
+        self.scopes = tuple(scopes)
+
+
+class InvalidDpopProof(AuthError):
+    error = "invalid_dpop_proof"
+
+
+class UseDpopNonce(InvalidDpopProof):
+    error = "use_dpop_nonce"
+
+    def __init__(self, description: str, nonce: str) -> None:
+        super().__init__(description)
+        self.nonce = nonce
+
+
+class VerifierUnavailable(AuthError):
+    status = 503
