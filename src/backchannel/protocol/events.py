@@ -28,6 +28,7 @@ from typing import Any, TypeAlias
 
 from ..types.errors import MCPError
 from ..types.ids import RequestId
+from ..types.outgoing import CancelIntent, Outgoing
 from ..types.versions import Era
 
 
@@ -115,24 +116,6 @@ class PeerClosed:
     failed: tuple[RequestId, ...] = field(default=())
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CancelIntent:
-    """We gave up on our request ``request_id``.
-
-    Transports write it their own way: ``notifications/cancelled`` on stdio and on
-    handshake-era HTTP, closing the response stream on stateless-era HTTP.
-    """
-
-    request_id: RequestId
-    reason: str | None = None
-
-    def as_notification(self) -> dict[str, Any]:
-        params: dict[str, Any] = {"requestId": self.request_id}
-        if self.reason is not None:
-            params["reason"] = self.reason
-        return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
-
-
 Event: TypeAlias = (
     RequestReceived
     | NotificationReceived
@@ -143,6 +126,3 @@ Event: TypeAlias = (
     | HandshakeCompleted
     | PeerClosed
 )
-
-#: What ``Session.outgoing()`` yields: a JSON-RPC message to write, or a cancellation to express.
-Outgoing: TypeAlias = dict[str, Any] | CancelIntent

@@ -36,8 +36,9 @@ import collections
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ..protocol.events import CancelIntent, Outgoing, RequestId
 from ..types.errors import TransportBroken, TransportClosed  # (defined in the errors tree; part of this interface)
+from ..types.ids import RequestId
+from ..types.outgoing import CancelIntent, Outgoing
 
 
 class LazyEvent(asyncio.Event):

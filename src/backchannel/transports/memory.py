@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from ..framing.codec import encode_message
-from ..protocol.events import Outgoing
+from ..types.outgoing import Outgoing
 from .base import Transport, TransportBroken, wire_messages
 
 _decode = msgspec.json.decode

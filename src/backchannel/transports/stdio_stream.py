@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from ..framing.codec import encode_messages
 from ..framing.ndjson import LineDecoder
-from ..protocol.events import Outgoing
+from ..types.outgoing import Outgoing
 from .base import Transport, TransportBroken, TransportClosed, wire_messages
 
 _CHUNK = 1 << 16

@@ -44,9 +44,9 @@ from typing import Any
 
 import httpx2
 
-from ...protocol.events import CancelIntent, Outgoing
 from ...telemetry import conventions as C
 from ...telemetry.activation import meter, tracer
+from ...types.outgoing import CancelIntent, Outgoing
 from ..base import Transport, TransportBroken, TransportClosed
 from . import client_send
 from .client_link import HttpLink, describe

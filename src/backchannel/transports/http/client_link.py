@@ -35,9 +35,9 @@ from typing import Any, TypeVar
 import httpx2
 from httpx2._client import UseClientDefault
 
-from ...protocol.events import RequestId
 from ...types import meta as M
 from ...types.errors import INTERNAL_ERROR
+from ...types.ids import RequestId
 from .negotiated import ParamHeaders
 
 logger = logging.getLogger("backchannel.http")

@@ -20,9 +20,10 @@ import httpx2
 import msgspec
 
 from ...framing import http as H
-from ...protocol.events import CancelIntent, RequestId
 from ...telemetry.propagation import headers_from_meta
 from ...types.errors import INVALID_PARAMS
+from ...types.ids import RequestId
+from ...types.outgoing import CancelIntent
 from .client_link import (
     ACCEPT_BOTH,
     CUT,

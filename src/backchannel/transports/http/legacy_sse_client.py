@@ -34,8 +34,8 @@ from httpx2._client import UseClientDefault
 
 from ...framing.codec import decode_json
 from ...framing.sse import SSEDecoder, SSEEvent, SSEEventTooLarge
-from ...protocol.events import Outgoing
 from ...types.errors import INTERNAL_ERROR, ParseError
+from ...types.outgoing import Outgoing
 from ..base import Transport, TransportBroken, TransportClosed, wire_messages
 from .client_link import NETWORK_ERRORS, SSE, UNREACHABLE, describe, snippet
 from .client_streams import _jsonrpc_error, _read_limited  # how a refused POST is read, for both transports
