@@ -273,7 +273,8 @@ class Connection(Requesting):
     ) -> None:
         """The one place where a handler's outcome becomes the answer on the wire. (What a
         method makes of its own failures, as a tool call's ``isError`` result, is its
-        handler's business: the server turns a tool's ``ToolError`` into that result.)"""
+        handler's business: the server's ``tools.failure_result`` makes that result. A
+        ``ToolError`` that reaches here came from another handler: -32603 with its message.)"""
         if failure is None:
             self._send_answer(request, result, None)
         elif isinstance(failure, MCPError):

@@ -1,9 +1,15 @@
 """The method routes: one function per MCP method a client may call, and ``ROUTES``, the table of them.
 
-Each route takes the server, the request and its connection, and returns the result's
-JSON (or raises an ``MCPError``, which the runtime answers with). ``Server.handle_request``
-picks the route after checking that the request's version has the method, and sets the
-request's ``Context`` first: a route reads it from ``CURRENT_CONTEXT``.
+Each route takes the server, the request and the request's ``Context`` (its connection,
+era, client), and returns the result's JSON (or raises an ``MCPError``, which the runtime
+answers with). ``Server.handle_request`` picks the route after checking that the request's
+version has the method, makes the ``Context`` and hands it over; it is also current
+(``Context.current()``) for the handler code the route runs.
+
+``tools/call`` takes one path (``call_tool``): the tool found (``_tool_named``), its arguments
+checked (``_arguments``), the call, and a failure the model should read made a result
+(``tools.failure_result``). ``call_tool_now`` is the same path for a plain synchronous tool,
+taken in the read loop's turn (``INLINE_ROUTES``): nothing in it to wait for.
 """
 
 from __future__ import annotations
@@ -16,8 +22,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.events import RequestReceived
-from ..signatures.signature import InvalidArguments
-from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound, ToolError
+from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ..types.field_revisions import for_revision, trims
 from ..types.logging import LOG_LEVEL_RANK, LOGGING_LEVELS
 from ..types.versions import newer_first
@@ -28,18 +33,20 @@ from .pagination import paginate
 from .scopes import visible
 from .tasks.routes import TASK_ROUTES
 from .tasks.service import CORE_TASK_VERSIONS
-from .tools import arguments_refused, tool_failed
+from .tools import RegisteredTool, failure_result
 
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
     from .server import Server
 
-Route = Callable[["Server", RequestReceived, "Connection"], Awaitable[dict[str, Any]]]
+Route = Callable[["Server", RequestReceived, Context], Awaitable[dict[str, Any]]]
 #: A route that answers in the read loop's turn, without a task, or says None (then ``ROUTES`` serves it).
+#: It makes the request's ``Context`` once it knows it answers: a request it leaves gets its own in
+#: ``handle_request``, so each request makes one.
 InlineRoute = Callable[["Server", RequestReceived, "Connection"], dict[str, Any] | None]
 
 
-async def initialize(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def initialize(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     # What the agreed revision lacks is left out (the ``completions`` capability before 2025-03-26...).
     version = request.version
     capabilities = server.tasks.declare(server.capabilities(), request)
@@ -53,11 +60,11 @@ async def initialize(server: Server, request: RequestReceived, connection: Conne
     return result
 
 
-async def ping(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def ping(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     return {}
 
 
-async def discover(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def discover(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     result: dict[str, Any] = {
         "supportedVersions": newer_first(server.versions),
         "capabilities": server.tasks.declare(server.capabilities(), request),
@@ -95,44 +102,37 @@ def _page(
     return result
 
 
-async def list_tools(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def list_tools(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     # Only 2025-11-25 has ``execution.taskSupport`` (the extension has the server decide).
     field = "handshake_definition" if request.version in CORE_TASK_VERSIONS else "definition"
     tools = visible(server.registry.scopes, "tool", server.registry.tools)  # what the caller's token may use
     return _page(server, "tools", "tools", "Tool", tools, request, field)
 
 
-async def list_prompts(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def list_prompts(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     prompts = visible(server.registry.scopes, "prompt", server.registry.prompts)
     return _page(server, "prompts", "prompts", "Prompt", prompts, request)
 
 
-async def list_resources(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def list_resources(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     resources = visible(server.registry.scopes, "resource", server.registry.resources)
     return _page(server, "resources", "resources", "Resource", resources, request)
 
 
-async def list_templates(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def list_templates(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     templates = visible(server.registry.scopes, "template", {str(t.template): t for t in server.registry.templates})
     return _page(server, "templates", "resourceTemplates", "ResourceTemplate", templates, request)
 
 
-async def call_tool(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def call_tool(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+    """``tools/call``: the tool, its arguments checked, the call (as a task when one is wanted
+    and the tool allows it), its value as a result. ``call_tool_now`` takes this path for a
+    plain synchronous tool; this serves every other call, in a task of its own."""
     params = request.params
-    name = params.get("name")
-    if not isinstance(name, str):
-        raise InvalidParams("tools/call: params.name must be a string")
-    tool = server.registry.tools.get(name)
-    if tool is None:
-        raise InvalidParams(f"Unknown tool: {name}", data={"name": name})
+    tool = _tool_named(server, params)
     try:
-        kwargs = tool.parameters.validate(params.get("arguments"))
-    except InvalidArguments as invalid:
-        return arguments_refused(invalid)
-    context = _context_for(server, request)
-    if tool.parameters.context_parameter is not None:
-        kwargs[tool.parameters.context_parameter] = context
-    try:
+        kwargs = _arguments(tool, request, context)
+        _start_round(server, request, context)
         if tool.task is not None and server.tasks.wanted(tool, request):
             value = await server.tasks.start(tool, kwargs, context)  # the CreateTaskResult, or inline
             if context.task is not None:
@@ -143,37 +143,40 @@ async def call_tool(server: Server, request: RequestReceived, connection: Connec
             value = await call(tool.fn, kwargs)
     except InputRequired as needed:
         return await _input_required(server, context, needed)
+    except Exception as failure:
+        result = failure_result(failure)  # the model reads a ToolError or refused arguments
+        if result is None:
+            raise
+        return result
     return tool.to_result(value, request.version)
 
 
-async def complete(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def complete(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     """``completion/complete`` (``server/completion_request.py``); -32601 when nothing completes."""
     registry = server.registry
     if not registry.completing():
         raise MethodNotFound("Method not found: completion/complete (this server offers no completions)")
-    admit = functools.partial(server.completion_limit.check, CURRENT_CONTEXT.get())
+    admit = functools.partial(server.completion_limit.check, context)
     return await handle_complete(request.params, registry.prompts, registry.templates, registry.resources, admit)
 
 
 def call_tool_now(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
-    """``tools/call`` of a plain synchronous tool (no context, no task): nothing to wait for."""
+    """``call_tool``'s path for a plain synchronous tool (no context, no task): nothing to wait
+    for, so answered in the read loop's turn. None for any other tool (``call_tool`` serves it);
+    a name that names no tool is refused here as there."""
     params = request.params
-    name = params.get("name")
-    tool = server.registry.tools.get(name) if isinstance(name, str) else None  # a bad name: ``call_tool`` says so
-    if tool is None or tool.is_async or tool.parameters.context_parameter is not None or tool.task is not None:
+    tool = _tool_named(server, params)
+    if tool.is_async or tool.parameters.context_parameter is not None or tool.task is not None or "task" in params:
         return None
-    if "task" in params:  # a task: ``call_tool`` decides
-        return None
-    token = CURRENT_CONTEXT.set(Context(server, connection, request))
+    context = Context(server, connection, request)
+    token = CURRENT_CONTEXT.set(context)  # the tool and the log handler may ask ``Context.current()``
     try:
-        try:
-            kwargs = tool.parameters.validate(params.get("arguments"))
-        except InvalidArguments as invalid:
-            return arguments_refused(invalid)
-        try:
-            value = tool.fn(**kwargs)
-        except ToolError as failure:
-            return tool_failed(failure)
+        value = tool.fn(**tool.parameters.validate(params.get("arguments")))  # (``_arguments``: no context to add)
+    except Exception as failure:
+        result = failure_result(failure)
+        if result is None:
+            raise
+        return result
     finally:
         CURRENT_CONTEXT.reset(token)
     # (``isawaitable`` asks the ``Awaitable`` ABC: skipped for what plain tools return.)
@@ -187,6 +190,27 @@ def call_tool_now(server: Server, request: RequestReceived, connection: Connecti
 
 
 _PLAIN_VALUES = frozenset({str, dict, list, tuple, int, float, bool, bytes, type(None)})
+
+
+def _tool_named(server: Server, params: dict[str, Any]) -> RegisteredTool:
+    """The tool a ``tools/call`` names; -32602 when the name is not a string or names none
+    (tools.mdx "Error Handling": an unknown tool is a protocol error)."""
+    name = params.get("name")
+    tool = server.registry.tools.get(name) if isinstance(name, str) else None
+    if tool is None:
+        if not isinstance(name, str):
+            raise InvalidParams("tools/call: params.name must be a string")
+        raise InvalidParams(f"Unknown tool: {name}", data={"name": name})
+    return tool
+
+
+def _arguments(tool: RegisteredTool, request: RequestReceived, context: Context) -> dict[str, Any]:
+    """The keyword arguments of ``tool``'s call: the request's arguments checked (``InvalidArguments``
+    when they do not fit) and the context where the tool takes it."""
+    kwargs = tool.parameters.validate(request.params.get("arguments"))
+    if tool.parameters.context_parameter is not None:
+        kwargs[tool.parameters.context_parameter] = context
+    return kwargs
 
 
 def complete_inline(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
@@ -204,7 +228,7 @@ def complete_inline(server: Server, request: RequestReceived, connection: Connec
         CURRENT_CONTEXT.reset(token)
 
 
-async def get_prompt(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def get_prompt(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     params = request.params
     name = params.get("name")
     if not isinstance(name, str):
@@ -213,7 +237,7 @@ async def get_prompt(server: Server, request: RequestReceived, connection: Conne
     if prompt is None:
         raise InvalidParams(f"Unknown prompt: {name}", data={"name": name})
     kwargs = prompt.parameters.validate(params.get("arguments"))
-    context = _context_for(server, request)
+    _start_round(server, request, context)
     if prompt.parameters.context_parameter is not None:
         kwargs[prompt.parameters.context_parameter] = context
     try:
@@ -222,20 +246,20 @@ async def get_prompt(server: Server, request: RequestReceived, connection: Conne
         return await _input_required(server, context, needed)
 
 
-async def read_resource(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def read_resource(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     uri = request.params.get("uri")
     if not isinstance(uri, str):
         raise InvalidParams("resources/read: params.uri must be a string")
     try:
-        return await _read(server, uri, request)
+        return await _read(server, uri, request, context)
     except InputRequired as needed:
-        return await _input_required(server, CURRENT_CONTEXT.get(), needed)
+        return await _input_required(server, context, needed)
 
 
-async def _read(server: Server, uri: str, request: RequestReceived) -> dict[str, Any]:
+async def _read(server: Server, uri: str, request: RequestReceived, context: Context) -> dict[str, Any]:
     registry = server.registry
     resource = registry.resources.get(uri)
-    context = _context_for(server, request)
+    _start_round(server, request, context)
     if resource is not None:
         kwargs: dict[str, Any] = {}
         if resource.context_parameter is not None:
@@ -263,12 +287,11 @@ async def _read(server: Server, uri: str, request: RequestReceived) -> dict[str,
     return result
 
 
-def _context_for(server: Server, request: RequestReceived) -> Context:
-    """This request's context; in the stateless era with the round's answers loaded."""
-    context = CURRENT_CONTEXT.get()
+def _start_round(server: Server, request: RequestReceived, context: Context) -> None:
+    """In the stateless era, load the round's answers into ``context`` (``Context.request_input``
+    reads them; a handler may also reach it through ``Context.current()``)."""
     if request.era == "stateless" and context.round is None:
         context.round = Round.start(server.state_sealer, request.method, request.params, context.principal)
-    return context
 
 
 async def _input_required(server: Server, context: Context, needed: InputRequired) -> dict[str, Any]:
@@ -276,14 +299,14 @@ async def _input_required(server: Server, context: Context, needed: InputRequire
     return await context.round.ended_by(needed, server.state, server.state_sealer)
 
 
-async def subscribe(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-    state = server.connection_state(connection)
+async def subscribe(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+    state = server.connection_state(context.connection)
     state.subscriptions = state.subscriptions | {_subscription_uri(request)}
     return {}
 
 
-async def unsubscribe(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-    state = server.connection_state(connection)
+async def unsubscribe(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+    state = server.connection_state(context.connection)
     state.subscriptions = state.subscriptions - {_subscription_uri(request)}
     return {}
 
@@ -295,18 +318,18 @@ def _subscription_uri(request: RequestReceived) -> str:
     return uri
 
 
-async def set_level(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def set_level(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     level = request.params.get("level")
     if not isinstance(level, str) or level not in LOG_LEVEL_RANK:
         raise InvalidParams(f"logging/setLevel: level must be one of {', '.join(LOGGING_LEVELS)}; got {level!r}")
-    server.connection_state(connection).log_level = level
+    server.connection_state(context.connection).log_level = level
     return {}
 
 
-async def listen(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-    task_ids, stop = await server.tasks.follow(CURRENT_CONTEXT.get())  # notifications/tasks (SEP-2663)
+async def listen(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+    task_ids, stop = await server.tasks.follow(context)  # notifications/tasks (SEP-2663)
     try:
-        return await server.subscriptions.listen(request, connection, server.capabilities(), task_ids)
+        return await server.subscriptions.listen(request, context.connection, server.capabilities(), task_ids)
     finally:
         stop()
 

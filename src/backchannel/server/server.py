@@ -21,7 +21,7 @@ from ..protocol.session import Session, SessionConfig
 from ..runtime.connection import Connection
 from ..runtime.ratelimit import TokenBucket
 from ..transports.base import Transport
-from ..types.errors import MethodNotFound, ToolError
+from ..types.errors import MethodNotFound
 from ..types.methods import requests_served
 from ..types.versions import VERSIONS
 from .completion_request import CompletionLimit
@@ -39,7 +39,6 @@ from .sharing import Sharing, restore_session, session_snapshot
 from .state import MemoryStore, StateStore
 from .subscriptions import Subscriptions
 from .tasks import TaskService
-from .tools import tool_failed
 
 if TYPE_CHECKING:
     from ..http_host.app import HttpApp
@@ -331,21 +330,20 @@ class Server:
         return inline(self, request, connection)
 
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-        """Route ``request`` to its method (``routes.py``); -32601 for a method its version lacks."""
+        """Route ``request`` to its method (``routes.py``) with its ``Context``; -32601 for a
+        method its version lacks. A tool's ``ToolError`` is its call's result (``call_tool``);
+        raised by any other handler, the runtime answers it as -32603 with its message."""
         method = request.method
         route = ROUTES.get(method)
         allowed = self._allowed.get(request.version or "")
         if route is None or (allowed is not None and method not in allowed):
             raise MethodNotFound(f"Method not found: {method}")
-        # Reset afterwards: over HTTP the handler may run in the task of the POST that carried it.
         context = Context(self, connection, request)
+        # Current for the handler code the route runs (``Context.current()``); reset afterwards:
+        # over HTTP the handler may run in the task of the POST that carried it.
         token = CURRENT_CONTEXT.set(context)
         try:
-            result: dict[str, Any] = await route(self, request, connection)
-        except ToolError as failure:
-            if method != "tools/call":
-                raise  # the runtime answers it as -32603 with its message
-            result = tool_failed(failure)  # a tool's failure is a result the model reads
+            result: dict[str, Any] = await route(self, request, context)
         finally:
             CURRENT_CONTEXT.reset(token)
         if context.declines is not None:  # a decline remembered before answered a form: say so

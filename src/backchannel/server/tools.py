@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["RegisteredTool", "TaskStart", "TaskSupport", "arguments_refused", "tool_failed"]
+__all__ = ["RegisteredTool", "TaskStart", "TaskSupport", "failure_result"]
 
 import inspect
 import re
@@ -217,16 +217,20 @@ def _without_structured(result: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def tool_failed(error: ToolError) -> dict[str, Any]:
-    """The answer to a call whose tool raised ``ToolError``: a tool execution error the
-    client hands to the model (``isError: true``), not a protocol error."""
-    return {"content": [{"type": "text", "text": str(error)}], "isError": True}
-
-
-def arguments_refused(error: InvalidArguments) -> dict[str, Any]:
-    """The answer to a call whose arguments do not fit: a tool execution error (SEP-1303),
-    which the client hands to the model to correct, rather than -32602."""
-    return {"content": [{"type": "text", "text": error.message}], "isError": True}
+def failure_result(failure: BaseException) -> dict[str, Any] | None:
+    """The result a failed tool call answers with, for every way a tool runs (in the read loop's
+    turn, in a task, as a task): a tool execution error the client hands to the model
+    (``isError: true``, the message as text) when the tool raised ``ToolError`` or its arguments
+    do not fit (SEP-1303, rather than -32602; tools.mdx "Error Handling"). None for any other
+    failure: the caller raises it again, and the runtime answers it as a JSON-RPC error (an
+    ``MCPError`` as itself, anything else as -32603 with its detail in the log only)."""
+    if isinstance(failure, ToolError):
+        text = str(failure)
+    elif isinstance(failure, InvalidArguments):
+        text = failure.message
+    else:
+        return None
+    return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
 def _content_types() -> tuple[type, ...]:

@@ -25,32 +25,31 @@ from typing import TYPE_CHECKING, Any
 from ...protocol.events import RequestReceived
 from ...types.errors import InvalidParams, MCPError, MethodNotFound
 from ...types.tasks import RELATED_TASK
-from ..context import CURRENT_CONTEXT, Context
+from ..context import Context
 from ..pagination import paginate
 
 if TYPE_CHECKING:
-    from ...runtime.connection import Connection
     from ..server import Server
     from .records import TaskRecord
     from .service import TaskService
 
 logger = logging.getLogger("backchannel")
 
-Route = Callable[["Server", RequestReceived, "Connection"], Awaitable[dict[str, Any]]]
+Route = Callable[["Server", RequestReceived, Context], Awaitable[dict[str, Any]]]
 
 
-async def get_task(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def get_task(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     server.tasks.require_extension(request)
-    record = await server.tasks.find(CURRENT_CONTEXT.get(), request.params.get("taskId"))
+    record = await server.tasks.find(context, request.params.get("taskId"))
     if request.era == "handshake":
         return record.task()
     return record.extension_task(detailed=True)
 
 
-async def update_task(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def update_task(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     service = server.tasks
     service.require_extension(request)
-    record = await service.find(CURRENT_CONTEXT.get(), request.params.get("taskId"))
+    record = await service.find(context, request.params.get("taskId"))
     responses = request.params.get("inputResponses")
     if not isinstance(responses, dict) or not all(isinstance(answer, dict) for answer in responses.values()):
         raise InvalidParams("tasks/update: params.inputResponses must be an object of answers keyed like inputRequests")
@@ -61,10 +60,10 @@ async def update_task(server: Server, request: RequestReceived, connection: Conn
     return {}
 
 
-async def cancel_task(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def cancel_task(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     service = server.tasks
     service.require_extension(request)
-    record = await service.find(CURRENT_CONTEXT.get(), request.params.get("taskId"))
+    record = await service.find(context, request.params.get("taskId"))
     if record.terminal:
         if request.era == "handshake":  # 2025-11-25: -32602; the extension acknowledges (idempotent)
             raise InvalidParams(f"Cannot cancel task: already in terminal status {record.status!r}")
@@ -73,13 +72,12 @@ async def cancel_task(server: Server, request: RequestReceived, connection: Conn
     return record.task() if request.era == "handshake" else {}
 
 
-async def task_result(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def task_result(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     service = server.tasks
-    context = CURRENT_CONTEXT.get()
     task_id = request.params.get("taskId")
     record = await service.find(context, task_id)
     relaying: dict[str, asyncio.Task[None]] = {}
-    stream = (connection, request.id)
+    stream = (context.connection, request.id)
     streams: list[Any] = []
     pause = 0.05
     try:
@@ -138,10 +136,10 @@ async def _relay(
     await service.deliver(record, {key: answer})
 
 
-async def list_tasks(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+async def list_tasks(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
     if server.tasks.shared is not None:
         raise MethodNotFound("Method not found: tasks/list (a fleet of workers does not list tasks; use tasks/get)")
-    records = await server.tasks.listed(CURRENT_CONTEXT.get())
+    records = await server.tasks.listed(context)
     page, next_cursor = paginate("tasks", records, request.params.get("cursor"), server.page_size)
     result: dict[str, Any] = {"tasks": [record.task() for record in page]}
     if next_cursor is not None:

@@ -28,10 +28,10 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ...types.errors import INTERNAL_ERROR, LocalProtocolError, MCPError, RequestTimeout, ToolError
+from ...types.errors import INTERNAL_ERROR, LocalProtocolError, MCPError, RequestTimeout
 from ...types.meta import PROGRESS_TOKEN
 from ...types.tasks import RELATED_TASK
-from ..tools import RegisteredTool, tool_failed
+from ..tools import RegisteredTool, failure_result
 from .records import TaskRecord
 
 if TYPE_CHECKING:
@@ -124,8 +124,9 @@ class TaskRunner:
         return None
 
     async def _ended_by(self, exc: BaseException) -> None:
-        if isinstance(exc, ToolError):
-            await self._complete(tool_failed(exc))
+        result = failure_result(exc)  # a ToolError: the task completes with the model's result
+        if result is not None:
+            await self._complete(result)
         elif isinstance(exc, MCPError):
             await self._fail(exc.to_error())
         else:
