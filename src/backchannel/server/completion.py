@@ -69,7 +69,7 @@ class Completer(Protocol):
 
 #: Anything accepted where a completer is expected: a ``Completer``, a one-argument
 #: callable ``(value) -> ...``, a static sequence of strings, or a ``PrefixIndex``.
-CompleterLike: TypeAlias = "Completer | Callable[[str], Any] | Sequence[str] | PrefixIndex"
+CompleterLike: TypeAlias = Completer | Callable[[str], Any] | Sequence[str] | PrefixIndex
 
 
 @dataclass(frozen=True, slots=True)
