@@ -1,4 +1,4 @@
-"""``run_http``'s own HTTP/1.1 server (``http_host/h1/connection.py``, ``exchange.py``, ``serving.py``), on the wire.
+"""``run_http``'s own HTTP/1.1 server (``http_host/h1/connection.py``, ``serving.py``), on the wire.
 
 Each test serves a small ASGI app (or the MCP app) with ``serving.HttpServer`` on a loopback
 socket in the test's loop and talks raw HTTP/1.1 to it: the scope the app sees, request bodies
