@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install FastMCP's tasks (fastmcp-tasks, SEP-2663) into .venv-fastmcp-tasks, a venv of its own:
 # fastmcp-tasks 4.1.4 pins fastmcp 4.1.4, older than the benchmarks' fastmcp in .venv.
-# tests/tasks_client/test_tasks_interop_fastmcp.py runs its server from there (and skips, saying
+# tests/client/tasks/test_tasks_interop_fastmcp.py runs its server from there (and skips, saying
 # so, when the venv is missing). Idempotent: does nothing when the pinned version is installed.
 set -euo pipefail
 

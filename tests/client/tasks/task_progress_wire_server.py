@@ -1,7 +1,7 @@
 """A 2025-11-25 tasks server on raw JSON-RPC lines (stdio, no backchannel code) that reports a task's
 progress on the creating request's token, and then once more after the task has ended.
 
-    python tests/tasks_client/task_progress_wire_server.py
+    python tests/client/tasks/task_progress_wire_server.py
 
 One tool, ``count`` (taskSupport ``optional``). A task-augmented call is answered with the task
 (``working``), then progress 1 and 2 follow on the call's token. ``tasks/get`` says ``completed``

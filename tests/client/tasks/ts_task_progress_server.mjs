@@ -1,7 +1,7 @@
 // The TypeScript SDK (@modelcontextprotocol/sdk 1.32.2, experimental tasks, 2025-11-25) reporting a
 // task's progress on the token of the request that created it (progress.mdx item 3), over stdio:
 //
-//   node tests/tasks_client/ts_task_progress_server.mjs
+//   node tests/client/tasks/ts_task_progress_server.mjs
 //
 // One tool, count({n}), taskSupport optional: createTask answers with the task, then the work sends
 // notifications/progress 1..n (total n, "step i of n") with the request's progressToken, stores the

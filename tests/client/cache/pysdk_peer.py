@@ -1,6 +1,6 @@
 """A stdio server built with the official Python SDK (``mcp==2.3.0``) for the cache and listen tests.
 
-Run it as ``python tests/client_cache/pysdk_peer.py``; it serves both eras (the SDK decides per
+Run it as ``python tests/client/cache/pysdk_peer.py``; it serves both eras (the SDK decides per
 connection). Every ``tools/list`` and ``resources/read`` result carries the SDK's cache hints
 (``ttlMs`` 60000, ``cacheScope`` public) in the stateless era, and each read says how many reads
 the server has answered (``read #N``), so a test sees from the text alone whether a read reached

@@ -1,6 +1,6 @@
 """A tasks server written by hand on the wire, over stdio, for the client's tests (both eras).
 
-    python tests/tasks_client/tasks_wire_server.py [--poll-ms 20]
+    python tests/client/tasks/tasks_wire_server.py [--poll-ms 20]
 
 It speaks JSON-RPC lines itself, with no backchannel code, so the client is tested against
 the spec's messages and not against our own server. ``initialize`` makes the connection

@@ -1,7 +1,7 @@
 // The TypeScript SDK's tasks (@modelcontextprotocol/sdk 1.32.2, experimental, 2025-11-25) as a peer
 // for the client's interop tests, over stdio:
 //
-//   node tests/tasks_client/ts_tasks_server.mjs
+//   node tests/client/tasks/ts_tasks_server.mjs
 //
 // Written as the SDK's own example (examples/server/simpleStreamableHttp.js) does: an
 // InMemoryTaskStore and InMemoryTaskMessageQueue, tools registered with registerToolTask, the

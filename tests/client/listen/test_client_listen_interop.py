@@ -1,6 +1,6 @@
 """``client.listen`` and ``client.log_messages`` against other implementations' servers.
 
-- The official Python SDK (``mcp==2.3.0``, ``tests/client_cache/pysdk_peer.py``) over stdio, in both
+- The official Python SDK (``mcp==2.3.0``, ``tests/client/cache/pysdk_peer.py``) over stdio, in both
   eras: ``subscriptions/listen`` in the stateless era, ``resources/subscribe`` and the session's
   notifications in the handshake era. Its tools ``touch`` and ``grow`` make the changes.
 - server-everything (the TypeScript SDK's reference server, handshake era only) over stdio and
@@ -26,7 +26,7 @@ from peers.paths import EVERYTHING_STDIO_CMD, TESTS_DIR, everything_http_cmd, ha
 
 pytestmark = pytest.mark.interop
 
-PYSDK_PEER = str(Path(__file__).resolve().parents[1] / "client_cache" / "pysdk_peer.py")
+PYSDK_PEER = str(Path(__file__).resolve().parents[1] / "cache" / "pysdk_peer.py")
 EVERYTHING_URI = "demo://resource/dynamic/text/1"
 TIMEOUT = 60
 WAIT = 15.0

@@ -1,6 +1,6 @@
 """FastMCP's tasks (the ``fastmcp-tasks`` package, SEP-2663) as a peer for the client's interop tests.
 
-    .venv-fastmcp-tasks/bin/python tests/tasks_client/fastmcp_tasks_server.py PORT
+    .venv-fastmcp-tasks/bin/python tests/client/tasks/fastmcp_tasks_server.py PORT
 
 Runs in its own venv (``tests/peers/install-fastmcp-tasks.sh``): ``fastmcp-tasks`` pins an
 older ``fastmcp`` than the benchmarks' one. Serves Streamable HTTP on 127.0.0.1:PORT/mcp

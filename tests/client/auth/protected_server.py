@@ -14,7 +14,7 @@ import socket
 import sys
 from pathlib import Path
 
-_TESTS = Path(__file__).resolve().parents[1]
+_TESTS = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(_TESTS), str(_TESTS / "auth_server")]
 
 import json  # noqa: E402

@@ -18,7 +18,7 @@ from backchannel.testing import free_port, run, running_process
 from backchannel.testing.tap import Tap
 from backchannel.transports.http.client import HttpClientTransport
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PYTHON = ROOT / ".venv-fastmcp-tasks" / "bin" / "python"
 SERVER = Path(__file__).resolve().parent / "fastmcp_tasks_server.py"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-_AUTH_SERVER_DIR = str(Path(__file__).resolve().parents[1] / "auth_server")  # tests/ is pytest's pythonpath
+_AUTH_SERVER_DIR = str(Path(__file__).resolve().parents[2] / "auth_server")  # tests/ is pytest's pythonpath
 if _AUTH_SERVER_DIR not in sys.path:
     sys.path.insert(0, _AUTH_SERVER_DIR)
 
