@@ -49,7 +49,7 @@ from .client_limits import (
 )
 from .event_store import EventStore, InMemoryEventStore
 from .fleet import Fleet, events_prefix, refusing_when_unreachable
-from .gate import ResourceAuth, admit, check_scopes, serve_metadata
+from .gate import ResourceAuth, admit, posted_message, serve_metadata
 from .legacy_sse import LegacySse
 from .limits import (
     BODY_TIMEOUT,
@@ -302,24 +302,15 @@ class HttpApp:
             assert self.body_deadlines.timeout is not None
             await send_rejection(send, too_slow("request body", self.body_deadlines.timeout))
             return
-        if body is None:
-            too_large = InvalidRequest(f"Payload Too Large: the body exceeds {self.max_body_bytes} bytes")
-            await send_rejection(send, H.Rejection(413, too_large))
+        posted = posted_message(
+            headers, body, max_bytes=self.max_body_bytes, auth=self.auth, required_scopes=self.server.required_scopes
+        )
+        if isinstance(posted, H.Rejection):  # too large, no message, or scopes= the token lacks (403)
+            await send_rejection(send, posted)
             return
-        parsed = H.parse_post_body(headers, body, max_bytes=self.max_body_bytes)
-        if isinstance(parsed, H.Rejection):
-            await send_rejection(send, parsed)
-            return
-        kind = H.classify_message(parsed)
-        if isinstance(kind, H.Rejection):
-            await send_rejection(send, kind)
-            return
-        message: dict[str, Any] = parsed
+        message, kind = posted
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
-        if kind == "request" and (refused := check_scopes(self.auth, self.server.required_scopes, message)):
-            await send_rejection(send, refused)  # a tool, prompt or resource's own scopes= the token lacks: 403
-            return
         session_id = headers.get("mcp-session-id")
         # The body's envelope is the routing key (CHANGES §13); a stateless-era version header on a
         # request whose envelope is missing still means that era, so its answer is -32602, not "no session".

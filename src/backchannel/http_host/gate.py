@@ -3,19 +3,22 @@
 ``serve_metadata`` answers the protected-resource metadata's URLs; ``admit`` runs the
 authenticator (a ``ResourceAuth``, or a plain ``Authenticator`` such as ``BearerTokens``) and
 sets ``CURRENT_PRINCIPAL`` for the rest of the request; ``check_scopes`` refuses a request
-whose tool, prompt or resource needs scopes the caller's token does not grant. Each refusal
-is a ``Rejection`` with its challenge and a JSON-RPC error body.
+whose tool, prompt or resource needs scopes the caller's token does not grant; ``posted_message``
+is the whole check of a POSTed body (size, JSON, envelope, scopes) that both the Streamable HTTP
+endpoint and the 2024-11-05 SSE endpoint make. Each refusal is a ``Rejection`` with its
+challenge and a JSON-RPC error body.
 """
 
 from __future__ import annotations
 
-__all__ = ["ResourceAuth", "admit", "check_scopes", "refusal", "serve_metadata"]
+__all__ = ["ResourceAuth", "admit", "check_scopes", "posted_message", "refusal", "serve_metadata"]
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from ..auth.principal import CURRENT_PRINCIPAL
 from ..auth.resource import ResourceAuth
+from ..framing import http as H
 from ..framing.rejection import Rejection, valid_id
 from ..state.store import StateStore
 from ..types.errors import AuthError, InternalError, InvalidRequest
@@ -84,3 +87,27 @@ def check_scopes(
     except AuthError as error:
         return refusal(auth, error, valid_id(message.get("id")))
     return None
+
+
+def posted_message(
+    headers: Mapping[str, str],
+    body: bytes | None,
+    *,
+    max_bytes: int,
+    auth: ResourceAuth | None,
+    required_scopes: Callable[[str, Any], Collection[str]],
+) -> tuple[dict[str, Any], str] | Rejection:
+    """The JSON-RPC message a POST carried and its kind (request, notification or response), or
+    the ``Rejection`` to send instead: 413 for a ``body`` of ``None`` (past ``max_bytes``), the
+    framing's 4xx for a body that is no message, and ``check_scopes``' 403 for a request."""
+    if body is None:
+        return Rejection(413, InvalidRequest(f"Payload Too Large: the body exceeds {max_bytes} bytes"))
+    parsed = H.parse_post_body(headers, body, max_bytes=max_bytes)
+    if isinstance(parsed, Rejection):
+        return parsed
+    kind = H.classify_message(parsed)
+    if isinstance(kind, Rejection):
+        return kind
+    if kind == "request" and (refused := check_scopes(auth, required_scopes, parsed)):
+        return refused
+    return parsed, kind

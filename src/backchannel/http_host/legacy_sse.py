@@ -42,7 +42,7 @@ from . import asgi, traced
 from .asgi import Mailbox, NoItem, Receive, Scope, Send, next_item, send_bytes, send_start, watching
 from .authenticator import Principal
 from .client_limits import client_of
-from .gate import check_scopes
+from .gate import posted_message
 from .limits import TIMED_OUT, busy, too_slow
 from .responses import send_rejection
 from .streams import SSE_HEADERS, encode_message
@@ -192,24 +192,13 @@ class LegacySse:
         if body is TIMED_OUT:
             await send_rejection(send, too_slow("request body", app.body_deadlines.timeout or 0.0))
             return
-        if body is None:
-            too_large = InvalidRequest(f"Payload Too Large: the body exceeds {app.max_body_bytes} bytes")
-            await send_rejection(send, H.Rejection(413, too_large))
+        posted = posted_message(
+            headers, body, max_bytes=app.max_body_bytes, auth=app.auth, required_scopes=app.server.required_scopes
+        )
+        if isinstance(posted, H.Rejection):  # too large, no message, or scopes= the token lacks (403)
+            await send_rejection(send, posted)
             return
-        assert isinstance(body, bytes)
-        parsed = H.parse_post_body(headers, body, max_bytes=app.max_body_bytes)
-        if isinstance(parsed, H.Rejection):
-            await send_rejection(send, parsed)
-            return
-        kind = H.classify_message(parsed)
-        if isinstance(kind, H.Rejection):
-            await send_rejection(send, kind)
-            return
-        lacking = check_scopes(app.auth, app.server.required_scopes, parsed) if kind == "request" else None
-        if lacking is not None:  # a tool, prompt or resource registered with scopes= the token lacks: 403
-            await send_rejection(send, lacking)
-            return
-        session.connection.feed([parsed])
+        session.connection.feed([posted[0]])
         await send_bytes(send, 202, b"", {})
 
     async def aclose(self) -> None:
