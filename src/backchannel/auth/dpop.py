@@ -26,12 +26,13 @@ import struct
 import time
 from collections.abc import Callable, Collection
 
-from joserfc import jws, jwt
-from joserfc.errors import InvalidPayloadError, JoseError
+from joserfc import jws
+from joserfc.errors import JoseError
 from joserfc.jwk import Key, import_key
 
 from ..state.store import StateStore, slot_of
 from ..types.errors import InvalidDpopProof, UseDpopNonce
+from .jwks import signed_claims
 from .urls import normalized_url
 
 DEFAULT_DPOP_ALGORITHMS: tuple[str, ...] = ("ES256", "ES384", "EdDSA", "PS256", "RS256")
@@ -142,12 +143,7 @@ class Dpop:
             key = None
         if key is None or key.is_private:
             raise InvalidDpopProof("the proof's 'jwk' header is not a public key")
-        try:
-            claims = jwt.decode(proof, key, algorithms=[alg]).claims
-        except (InvalidPayloadError, RecursionError):  # signed, but no claims we can read (nested past the stack)
-            raise InvalidDpopProof("the proof's claims could not be read as a JSON object") from None
-        except JoseError:
-            raise InvalidDpopProof("the proof's signature does not verify") from None
+        claims = signed_claims(proof, key, alg, InvalidDpopProof, "the proof")
         return key, claims
 
     # ---------------------------------------------------------------- nonces

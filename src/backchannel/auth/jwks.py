@@ -15,7 +15,7 @@ were fetched a moment ago").
 
 from __future__ import annotations
 
-__all__ = ["KeyCache"]
+__all__ = ["KeyCache", "signed_claims"]
 
 import asyncio
 import logging
@@ -24,10 +24,11 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx2
-from joserfc.errors import JoseError
+from joserfc import jwt
+from joserfc.errors import InvalidPayloadError, JoseError
 from joserfc.jwk import Key, KeySet
 
-from ..types.errors import InvalidToken, VerifierUnavailable
+from ..types.errors import AuthError, InvalidToken, VerifierUnavailable
 
 logger = logging.getLogger("backchannel.auth")
 _UNREACHABLE = "the authorization server's keys could not be fetched to check the token; try again shortly"
@@ -128,3 +129,15 @@ class KeyCache:
                 raise VerifierUnavailable(_UNREACHABLE) from None
             return  # keep the keys we have; the next refresh tries again
         self._keys = keys
+
+
+def signed_claims(token: str, key: Key, alg: str, refused: type[AuthError], what: str) -> dict[str, Any]:
+    """The claims of the JWT ``token`` (an access token, a DPoP proof: ``what`` names it in the
+    message) once ``key`` verifies its ``alg`` signature; else ``refused``, one clear line."""
+    try:
+        claims: dict[str, Any] = jwt.decode(token, key, algorithms=[alg]).claims
+    except (InvalidPayloadError, RecursionError):  # signed, but no claims we can read (nested past the stack)
+        raise refused(f"{what}'s claims could not be read as a JSON object") from None
+    except JoseError:
+        raise refused(f"{what}'s signature does not verify") from None
+    return claims

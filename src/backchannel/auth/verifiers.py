@@ -34,12 +34,12 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import httpx2
-from joserfc import jws, jwt
-from joserfc.errors import InvalidPayloadError, JoseError
+from joserfc import jws
+from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
 from ..types.errors import InvalidToken, VerifierUnavailable
-from .jwks import KeyCache
+from .jwks import KeyCache, signed_claims
 from .principal import Principal, TokenVerifier
 
 logger = logging.getLogger("backchannel.auth")
@@ -155,12 +155,7 @@ class JwtVerifier:
             raise InvalidToken(f"the token's type {typ!r} is not an access token's")
         kid = header.get("kid")
         key = await self.keys.key_for(kid if isinstance(kid, str) else None, _KEY_TYPES.get(alg[:2], ""))
-        try:
-            claims = jwt.decode(token, key, algorithms=[alg]).claims
-        except (InvalidPayloadError, RecursionError):  # signed, but no claims we can read (nested past the stack)
-            raise InvalidToken("the token's claims could not be read as a JSON object") from None
-        except JoseError:
-            raise InvalidToken("the token's signature does not verify") from None
+        claims = signed_claims(token, key, alg, InvalidToken, "the token")
         if "exp" not in claims:
             raise InvalidToken("the token has no expiry ('exp')")
         return principal_from_claims(claims)
