@@ -64,7 +64,9 @@ class TokenVerifier(Protocol):
     (503) when the authorization server could not be asked. Issuer, expiry and audience are
     checked afterwards by ``ResourceAuth``; a verifier only has to fill them in."""
 
-    async def verify(self, token: str) -> Principal: ...
+    async def verify(self, token: str) -> Principal:
+        """The caller ``token`` names; raise ``InvalidToken`` for a token that is not genuine,
+        ``VerifierUnavailable`` when the authority could not be asked."""
 
 
 #: The principal of the HTTP request being served, when a ``ResourceAuth`` admitted it.

@@ -141,6 +141,7 @@ class ResourceAuth:
         return path.rstrip("/") in self.metadata_paths
 
     def metadata_body(self) -> bytes:
+        """The protected resource metadata (RFC 9728) as JSON bytes: serve it at each of ``metadata_paths``."""
         return msgspec.json.encode(self.metadata())
 
     # ------------------------------------------------------------ admission

@@ -143,6 +143,8 @@ class JwtVerifier:
         self.token_types = None if token_types is None else {t.lower() for t in token_types}
 
     async def verify(self, token: str) -> Principal:
+        """The caller a signed JWT names, its signature checked against the issuer's JWKS; raises ``InvalidToken``
+        for a token that is not one of theirs."""
         try:
             header = jws.extract_compact(token.encode("ascii")).protected
         except (JoseError, ValueError, UnicodeEncodeError, RecursionError):  # (JSON nested past the stack)
@@ -194,6 +196,8 @@ class IntrospectionVerifier:
         self.requests = 0
 
     async def verify(self, token: str) -> Principal:
+        """The caller the authorization server says ``token`` names (RFC 7662), cached for a while; raises
+        ``InvalidToken`` for an inactive token, ``VerifierUnavailable`` when the server cannot be asked."""
         digest = hashlib.sha256(token.encode()).hexdigest()  # the cache never holds the token itself
         now = self._clock()
         cached = self._cache.get(digest)
@@ -240,6 +244,7 @@ class StaticTokens:
         self._tokens = dict(tokens)
 
     async def verify(self, token: str) -> Principal:
+        """The principal this table gives ``token``; raises ``InvalidToken`` for a token it does not hold."""
         for known, principal in self._tokens.items():
             if hmac.compare_digest(known.encode(), token.encode()):
                 return principal

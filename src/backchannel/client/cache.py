@@ -71,11 +71,14 @@ class ResultCache(Protocol):
     that fails (raises) costs a miss, never the request: the client logs it and goes to the server.
     """
 
-    async def get(self, key: str) -> bytes | None: ...
+    async def get(self, key: str) -> bytes | None:
+        """The stored answer under ``key``, or ``None`` when there is none or its time is up."""
 
-    async def put(self, key: str, value: bytes, *, ttl: float, group: str) -> None: ...
+    async def put(self, key: str, value: bytes, *, ttl: float, group: str) -> None:
+        """Keep ``value`` under ``key`` for ``ttl`` seconds, in ``group`` (what ``drop`` forgets together)."""
 
-    async def drop(self, group: str) -> None: ...
+    async def drop(self, group: str) -> None:
+        """Forget every answer kept in ``group``: called when the server says that list or resource changed."""
 
 
 class CacheSettings(Protocol):
@@ -105,6 +108,7 @@ class MemoryCache:
         return len(self._values)
 
     async def get(self, key: str) -> bytes | None:
+        """The stored answer under ``key``, or ``None`` when there is none or its time is up."""
         found = self._values.get(key)
         if found is None:
             return None
@@ -116,6 +120,8 @@ class MemoryCache:
         return value
 
     async def put(self, key: str, value: bytes, *, ttl: float, group: str) -> None:
+        """Keep ``value`` under ``key`` for ``ttl`` seconds, in ``group``; past ``max_entries``,
+        the least recently used go."""
         self._forget(key)
         self._values[key] = (value, self._clock() + ttl, group)
         self._groups.setdefault(group, set()).add(key)
@@ -123,6 +129,7 @@ class MemoryCache:
             self._forget(next(iter(self._values)))
 
     async def drop(self, group: str) -> None:
+        """Forget every answer kept in ``group``."""
         for key in self._groups.pop(group, ()):
             self._values.pop(key, None)
 

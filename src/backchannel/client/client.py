@@ -201,6 +201,8 @@ class Client:
         await self.aclose()
 
     async def aclose(self) -> None:
+        """Close the connection and stop what runs for it (listeners, task watchers); ``async with`` calls this for
+        you."""
         session_closed(getattr(self, "_timed", None), version=self.protocol_version)
         self.tasks.close()
         await self.connection.close()
@@ -215,10 +217,12 @@ class Client:
 
     @property
     def era(self) -> Era | None:
+        """The protocol era agreed with the server, ``"handshake"`` or ``"stateless"``; ``None`` before connecting."""
         return self.session.era
 
     @property
     def protocol_version(self) -> str | None:
+        """The protocol revision in use with this server (e.g. ``"2025-11-25"``); ``None`` before connecting."""
         return self.session.stateless_version if self.session.era == "stateless" else self.session.protocol_version
 
     async def _connect(self) -> None:
@@ -265,6 +269,8 @@ class Client:
         return None
 
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        """Answer a request the server sent (ping, sampling, elicitation, roots) with the handlers given in
+        ``InputOptions``; the connection calls this, not you."""
         if request.method == "ping":
             return {}
         if request.method in _ASKS_A_PERSON:
@@ -274,6 +280,8 @@ class Client:
         return await self.inputs.answer(request.method, request.params)
 
     def handle_notification(self, notification: NotificationReceived, connection: Connection) -> Awaitable[None] | None:
+        """Take a notification the server sent to the listeners, the cache, the task handles and ``on_log``; the
+        connection calls this, not you."""
         received = self.listeners.received(notification.method, notification.params)  # stale cache entries go first
         if notification.method == "notifications/elicitation/complete":
             self.inputs.url_flows.notified(notification.params)
@@ -382,6 +390,8 @@ class Client:
         await self.request("server/discover" if self.session.era == "stateless" else "ping", cached=False)
 
     async def list_tools_page(self, cursor: str | None = None) -> ListToolsResult:
+        """One page of ``tools/list``: pass the previous page's ``next_cursor`` for the next; ``list_tools`` walks
+        them all."""
         return await self._typed(ListToolsResult, "tools/list", cursor_params(cursor))
 
     async def list_tools(self) -> list[Tool]:
@@ -394,31 +404,43 @@ class Client:
     start_task = tool_calls.start_task
 
     async def list_prompts_page(self, cursor: str | None = None) -> ListPromptsResult:
+        """One page of ``prompts/list``: pass the previous page's ``next_cursor`` for the next; ``list_prompts``
+        walks them all."""
         return await self._typed(ListPromptsResult, "prompts/list", cursor_params(cursor))
 
     async def list_prompts(self) -> list[Prompt]:
+        """Every prompt, following ``nextCursor`` through all pages."""
         return [prompt async for page in every_page(self.list_prompts_page) for prompt in page.prompts]
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> GetPromptResult:
+        """The messages of prompt ``name`` filled in with ``arguments``; a server's error answer raises
+        ``RequestError``."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
         return await self._typed(GetPromptResult, "prompts/get", params)
 
     async def list_resources_page(self, cursor: str | None = None) -> ListResourcesResult:
+        """One page of ``resources/list``: pass the previous page's ``next_cursor`` for the next; ``list_resources``
+        walks them all."""
         return await self._typed(ListResourcesResult, "resources/list", cursor_params(cursor))
 
     async def list_resources(self) -> list[Resource]:
+        """Every resource, following ``nextCursor`` through all pages."""
         return [item async for page in every_page(self.list_resources_page) for item in page.resources]
 
     async def list_resource_templates_page(self, cursor: str | None = None) -> ListResourceTemplatesResult:
+        """One page of ``resources/templates/list``: pass the previous page's ``next_cursor`` for the next."""
         return await self._typed(ListResourceTemplatesResult, "resources/templates/list", cursor_params(cursor))
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
+        """Every resource template, following ``nextCursor`` through all pages."""
         pages = every_page(self.list_resource_templates_page)
         return [item async for page in pages for item in page.resource_templates]
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
+        """The contents of the resource at ``uri``; an unknown URI raises ``RequestError`` (``ResourceNotFound``'s
+        code)."""
         return await self._typed(ReadResourceResult, "resources/read", {"uri": uri})
 
     complete = completions.complete

@@ -52,6 +52,8 @@ class RequestReceived:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NotificationReceived:
+    """The peer sent a notification ``method`` with ``params``; nothing to answer."""
+
     method: str
     params: dict[str, Any]
 

@@ -102,6 +102,8 @@ IGNORED = Fault(None)
 
 
 class SessionState(Enum):
+    """Where a session is in its life, from ``NEW`` to ``CLOSED``; ``states`` holds every legal move between them."""
+
     # Members are singletons: identity hashing keeps the table lookups on the hot path cheap.
     __hash__ = object.__hash__
 

@@ -84,6 +84,8 @@ class Complete:
     case_sensitive: bool = True
 
     def bind(self) -> ArgumentCompleter:
+        """The ``ArgumentCompleter`` this marker stands for; the server calls this once, when it registers the
+        prompt or template."""
         return ArgumentCompleter.of(self.completer, case_sensitive=self.case_sensitive)
 
 

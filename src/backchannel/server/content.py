@@ -35,6 +35,7 @@ class _Media:
 
     @classmethod
     def from_file(cls, path: str | Path, mime_type: str | None = None) -> Any:
+        """Read ``path`` whole, its MIME type guessed from the name unless given: ``Image.from_file("chart.png")``."""
         import mimetypes  # its tables (and urllib.parse) only for a server that sends files: 3 ms of startup
         from pathlib import Path  # (0.6 MiB with urllib.parse and ipaddress)
 
@@ -43,6 +44,7 @@ class _Media:
         return cls(path.read_bytes(), guessed)
 
     def to_block(self) -> dict[str, Any]:
+        """The content block to send: base64 ``data`` with its ``mimeType``."""
         return {"type": self.kind, "data": base64.b64encode(self.data).decode(), "mimeType": self.mime_type}
 
 

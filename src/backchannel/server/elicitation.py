@@ -49,6 +49,7 @@ class Elicited(Generic[T]):
 
     @property
     def accepted(self) -> bool:
+        """Whether the person accepted: only then is ``data`` set."""
         return self.action == "accept"
 
 

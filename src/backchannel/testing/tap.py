@@ -56,6 +56,7 @@ class Tap(Transport):
 
     @property
     def inner(self) -> Transport:
+        """The transport this tap forwards to; a ``Tap`` made without one raises until ``around`` binds it."""
         assert self._inner is not None, "this Tap wraps nothing yet: call around(transport) first"
         return self._inner
 
@@ -110,9 +111,11 @@ class Tap(Transport):
         return [m for m in self.written if m.get("method") == method and "id" in m]
 
     def notifications_received(self, method: str) -> list[dict[str, Any]]:
+        """Notifications ``method`` this end read, in order."""
         return [m for m in self.received if m.get("method") == method and "id" not in m]
 
     def notifications_written(self, method: str) -> list[dict[str, Any]]:
+        """Notifications ``method`` this end wrote, in order."""
         return [m for m in self.written if m.get("method") == method and "id" not in m]
 
     def responses_received(self, request_id: RequestId) -> list[dict[str, Any]]:

@@ -61,11 +61,15 @@ LoggingCapability: TypeAlias = dict[str, Any]
 
 
 class RootsCapability(Model, kw_only=True):
+    """The client offers roots; ``list_changed`` when it sends ``notifications/roots/list_changed``."""
+
     #: Handshake era only (removed in 2026-07-28, where the capability is ``{}``).
     list_changed: bool | None = None
 
 
 class SamplingCapability(Model, kw_only=True):
+    """The client can sample from a model (``sampling/createMessage``), with ``tools`` and ``context`` when declared."""
+
     #: The client supports ``includeContext`` other than ``"none"``.
     context: dict[str, Any] | None = None
     #: The client supports ``tools`` / ``toolChoice`` in sampling (2025-11-25+).
@@ -80,14 +84,20 @@ class ElicitationCapability(Model, kw_only=True):
 
 
 class SamplingTasksCapability(Model, kw_only=True):
+    """``create_message``: the client accepts ``sampling/createMessage`` as a task."""
+
     create_message: dict[str, Any] | None = None
 
 
 class ElicitationTasksCapability(Model, kw_only=True):
+    """``create``: the client accepts ``elicitation/create`` as a task."""
+
     create: dict[str, Any] | None = None
 
 
 class ClientTasksRequests(Model, kw_only=True):
+    """Which of the server's requests the client accepts as tasks (2025-11-25): sampling, elicitation."""
+
     sampling: SamplingTasksCapability | None = None
     elicitation: ElicitationTasksCapability | None = None
 
@@ -101,6 +111,9 @@ class ClientTasksCapability(Model, kw_only=True):
 
 
 class ClientCapabilities(Model, kw_only=True):
+    """What the client declares it supports (roots, sampling, elicitation, tasks, extensions); check it with
+    ``protocol.has``."""
+
     experimental: dict[str, dict[str, Any]] | None = None
     roots: RootsCapability | None = None
     sampling: SamplingCapability | None = None
@@ -110,23 +123,34 @@ class ClientCapabilities(Model, kw_only=True):
 
 
 class PromptsCapability(Model, kw_only=True):
+    """The server offers prompts; ``list_changed`` when it sends ``notifications/prompts/list_changed``."""
+
     list_changed: bool | None = None
 
 
 class ResourcesCapability(Model, kw_only=True):
+    """The server offers resources; ``subscribe`` for ``resources/subscribe``, ``list_changed`` for its list
+    notifications."""
+
     subscribe: bool | None = None
     list_changed: bool | None = None
 
 
 class ToolsCapability(Model, kw_only=True):
+    """The server offers tools; ``list_changed`` when it sends ``notifications/tools/list_changed``."""
+
     list_changed: bool | None = None
 
 
 class ToolsTasksCapability(Model, kw_only=True):
+    """``call``: the server accepts ``tools/call`` as a task."""
+
     call: dict[str, Any] | None = None
 
 
 class ServerTasksRequests(Model, kw_only=True):
+    """Which of the client's requests the server accepts as tasks (2025-11-25): ``tools/call``."""
+
     tools: ToolsTasksCapability | None = None
 
 
@@ -139,6 +163,8 @@ class ServerTasksCapability(Model, kw_only=True):
 
 
 class ServerCapabilities(Model, kw_only=True):
+    """What the server declares it offers (tools, prompts, resources, logging, completions, tasks, extensions)."""
+
     experimental: dict[str, dict[str, Any]] | None = None
     logging: LoggingCapability | None = None
     completions: CompletionsCapability | None = None

@@ -19,6 +19,8 @@ from .base import Model, RequestParams, Result
 
 
 class PromptReference(Model, kw_only=True, tag_field="type", tag="ref/prompt"):
+    """What ``completion/complete`` completes for: an argument of prompt ``name``."""
+
     name: str
     title: str | None = None
 
@@ -34,22 +36,30 @@ CompletionReference: TypeAlias = PromptReference | ResourceTemplateReference
 
 
 class CompletionArgument(Model, kw_only=True):
+    """The argument being completed: its ``name`` and the ``value`` typed so far."""
+
     name: str
     value: str
 
 
 class CompletionContext(Model, kw_only=True):
+    """The other arguments' values already chosen, for a completer that depends on them."""
+
     #: Already-resolved arguments of the prompt or URI template.
     arguments: dict[str, str] | None = None
 
 
 class CompleteRequestParams(RequestParams, kw_only=True):
+    """``completion/complete``: complete ``argument`` of ``ref``, knowing ``context``."""
+
     ref: CompletionReference
     argument: CompletionArgument
     context: CompletionContext | None = None
 
 
 class Completion(Model, kw_only=True):
+    """The suggested ``values`` (at most 100), with ``total`` and ``has_more`` when there are more."""
+
     #: At most 100 values.
     values: list[str]
     total: int | None = None
@@ -57,4 +67,6 @@ class Completion(Model, kw_only=True):
 
 
 class CompleteResult(Result, kw_only=True):
+    """The answer to ``completion/complete``."""
+
     completion: Completion

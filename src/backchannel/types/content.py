@@ -71,20 +71,28 @@ class ResourceContents(Model, kw_only=True):
 
 
 class TextResourceContents(ResourceContents, kw_only=True):
+    """A resource's contents as ``text``."""
+
     text: str
 
 
 class BlobResourceContents(ResourceContents, kw_only=True):
+    """A resource's binary contents, base64 in ``blob``."""
+
     blob: str
 
 
 class TextContent(Model, kw_only=True, tag_field="type", tag="text"):
+    """Text in a message or result."""
+
     text: str
     annotations: Annotations | None = None
     meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class ImageContent(Model, kw_only=True, tag_field="type", tag="image"):
+    """An image in a message or result: base64 ``data`` and its ``mime_type``."""
+
     data: str
     mime_type: str
     annotations: Annotations | None = None
@@ -92,6 +100,8 @@ class ImageContent(Model, kw_only=True, tag_field="type", tag="image"):
 
 
 class AudioContent(Model, kw_only=True, tag_field="type", tag="audio"):
+    """Audio in a message or result: base64 ``data`` and its ``mime_type``."""
+
     data: str
     mime_type: str
     annotations: Annotations | None = None
@@ -103,6 +113,8 @@ class ResourceLink(Resource, kw_only=True, tag_field="type", tag="resource_link"
 
 
 class EmbeddedResource(Model, kw_only=True, tag_field="type", tag="resource"):
+    """A resource's contents carried inside a message or result."""
+
     resource: ResourceContents
     annotations: Annotations | None = None
     meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")

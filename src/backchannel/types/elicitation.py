@@ -89,11 +89,15 @@ class ElicitRequestParams(RequestParams, kw_only=True):
 
 
 class ElicitRequestFormParams(ElicitRequestParams, kw_only=True):
+    """``elicitation/create`` in form mode: ``message`` and the flat ``requested_schema`` of the form to fill."""
+
     mode: Literal["form"] | None = None
     requested_schema: RequestedSchema
 
 
 class ElicitRequestURLParams(ElicitRequestParams, kw_only=True):
+    """``elicitation/create`` in URL mode: send the person to ``url`` (2025-11-25 and later)."""
+
     mode: Literal["url"]
     url: str
 
@@ -119,6 +123,8 @@ class ElicitationCompleteNotificationParams(NotificationParams, kw_only=True):
 
 
 class StringSchema(Model, kw_only=True):
+    """A text field of a form, with optional length bounds and a ``format`` (email, uri, date, date-time)."""
+
     type: Literal["string"]
     title: str | None = None
     description: str | None = None
@@ -129,6 +135,8 @@ class StringSchema(Model, kw_only=True):
 
 
 class NumberSchema(Model, kw_only=True):
+    """A number or integer field of a form, with optional bounds."""
+
     type: Literal["number", "integer"]
     title: str | None = None
     description: str | None = None
@@ -138,6 +146,8 @@ class NumberSchema(Model, kw_only=True):
 
 
 class BooleanSchema(Model, kw_only=True):
+    """A yes/no field of a form."""
+
     type: Literal["boolean"]
     title: str | None = None
     description: str | None = None
@@ -152,6 +162,8 @@ class EnumOption(Model, kw_only=True):
 
 
 class UntitledSingleSelectEnumSchema(Model, kw_only=True):
+    """A pick-one field of a form whose choices are their own labels (``enum``)."""
+
     type: Literal["string"]
     title: str | None = None
     description: str | None = None
@@ -160,6 +172,8 @@ class UntitledSingleSelectEnumSchema(Model, kw_only=True):
 
 
 class TitledSingleSelectEnumSchema(Model, kw_only=True):
+    """A pick-one field of a form whose choices have titles (``oneOf`` of ``const`` and ``title``)."""
+
     type: Literal["string"]
     title: str | None = None
     description: str | None = None
@@ -168,15 +182,21 @@ class TitledSingleSelectEnumSchema(Model, kw_only=True):
 
 
 class UntitledEnumItems(Model, kw_only=True):
+    """The choices of an untitled multi-select field (``items.enum``)."""
+
     type: Literal["string"]
     enum: list[str]
 
 
 class TitledEnumItems(Model, kw_only=True):
+    """The choices of a titled multi-select field (``items.anyOf`` of ``const`` and ``title``)."""
+
     any_of: list[EnumOption]
 
 
 class UntitledMultiSelectEnumSchema(Model, kw_only=True):
+    """A pick-several field of a form whose choices are their own labels, with optional bounds on how many."""
+
     type: Literal["array"]
     title: str | None = None
     description: str | None = None
@@ -187,6 +207,8 @@ class UntitledMultiSelectEnumSchema(Model, kw_only=True):
 
 
 class TitledMultiSelectEnumSchema(Model, kw_only=True):
+    """A pick-several field of a form whose choices have titles, with optional bounds on how many."""
+
     type: Literal["array"]
     title: str | None = None
     description: str | None = None

@@ -164,6 +164,8 @@ class MethodNotFound(MCPError):
 
 
 class InvalidParams(MCPError):
+    """Raise when a request's params are wrong (-32602); the message says what to fix."""
+
     code = INVALID_PARAMS
 
 
@@ -232,6 +234,8 @@ class RequestError(MCPError):
 
     @classmethod
     def from_error(cls, error: Any) -> RequestError:
+        """The error a JSON-RPC ``error`` member stands for; a malformed one becomes an internal error carrying it
+        as ``data``."""
         if isinstance(error, dict):
             code = error.get("code")
             message = error.get("message")
@@ -317,6 +321,9 @@ class AuthError(Exception):
 
 
 class InvalidToken(AuthError):
+    """The access token is not genuine, has expired or is not for this resource: HTTP 401 with
+    ``error="invalid_token"``."""
+
     error = "invalid_token"
 
 
@@ -326,6 +333,9 @@ class InvalidAuthRequest(AuthError):
 
 
 class InsufficientScope(AuthError):
+    """The token is genuine but lacks a scope this needs: HTTP 403 with ``error="insufficient_scope"`` and the
+    scopes to ask for."""
+
     status = 403
     error = "insufficient_scope"
 
@@ -336,10 +346,16 @@ class InsufficientScope(AuthError):
 
 
 class InvalidDpopProof(AuthError):
+    """The request's DPoP proof is missing, malformed or does not match the token: HTTP 401 with
+    ``error="invalid_dpop_proof"``."""
+
     error = "invalid_dpop_proof"
 
 
 class UseDpopNonce(InvalidDpopProof):
+    """The DPoP proof must carry the server's nonce: HTTP 401 with ``error="use_dpop_nonce"`` and a fresh
+    ``DPoP-Nonce`` to retry with."""
+
     error = "use_dpop_nonce"
 
     def __init__(self, description: str, nonce: str) -> None:
@@ -348,4 +364,6 @@ class UseDpopNonce(InvalidDpopProof):
 
 
 class VerifierUnavailable(AuthError):
+    """The authorization server could not be asked about the token: HTTP 503; the caller may retry later."""
+
     status = 503

@@ -40,10 +40,14 @@ LOG_LEVEL_RANK: dict[str, int] = {level: rank for rank, level in enumerate(LOGGI
 
 
 class SetLevelRequestParams(RequestParams, kw_only=True):
+    """``logging/setLevel``: send log messages at ``level`` and above."""
+
     level: LoggingLevel
 
 
 class LoggingMessageNotificationParams(NotificationParams, kw_only=True):
+    """``notifications/message``: one log message, its ``level``, ``logger`` and ``data``."""
+
     level: LoggingLevel
     logger: str | None = None
     #: Any JSON value (required; may be ``null``).

@@ -93,6 +93,9 @@ Sender: TypeAlias = Literal["client", "server"]
 
 @dataclass(frozen=True)
 class MethodSpec:
+    """One row of the ``(method, version)`` table: who may send ``method``, in which revisions, and its params and
+    result structs."""
+
     method: str
     kind: Kind
     sender: frozenset[Sender]
@@ -115,6 +118,7 @@ class MethodSpec:
         return self.versions
 
     def sent_by(self, sender: str, version: str) -> bool:
+        """Whether ``sender`` (``"client"`` or ``"server"``) may send this method in revision ``version``."""
         return version in self.versions_for(sender)
 
 
@@ -270,6 +274,7 @@ EXTENSION_METHODS: dict[str, MethodSpec] = {
 
 
 def spec_for(method: str) -> MethodSpec | None:
+    """The table's row for ``method``, or ``None`` for a method no revision defines."""
     return METHODS.get(method)
 
 

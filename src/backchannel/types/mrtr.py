@@ -45,26 +45,35 @@ INPUT_REQUIRED = "input_required"
 
 
 class ElicitRequest(Model, kw_only=True, tag_field="method", tag="elicitation/create"):
+    """An ``elicitation/create`` the server asks inside an ``InputRequiredResult`` (2026-07-28)."""
+
     params: ElicitRequestParams
 
     @property
     def method(self) -> str:
+        """``"elicitation/create"``, the method this input request stands for."""
         return "elicitation/create"
 
 
 class CreateMessageRequest(Model, kw_only=True, tag_field="method", tag="sampling/createMessage"):
+    """A ``sampling/createMessage`` the server asks inside an ``InputRequiredResult`` (2026-07-28)."""
+
     params: CreateMessageRequestParams
 
     @property
     def method(self) -> str:
+        """``"sampling/createMessage"``, the method this input request stands for."""
         return "sampling/createMessage"
 
 
 class ListRootsRequest(Model, kw_only=True, tag_field="method", tag="roots/list"):
+    """A ``roots/list`` the server asks inside an ``InputRequiredResult`` (2026-07-28)."""
+
     params: RequestParams | None = None
 
     @property
     def method(self) -> str:
+        """``"roots/list"``, the method this input request stands for."""
         return "roots/list"
 
 

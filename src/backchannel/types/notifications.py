@@ -35,6 +35,8 @@ ListChangedNotificationParams: TypeAlias = NotificationParams
 
 
 class ProgressNotificationParams(NotificationParams, kw_only=True):
+    """``notifications/progress``: how far the request with ``progress_token`` has come."""
+
     progress_token: ProgressToken
     #: Increases with every notification, even when ``total`` is unknown.
     progress: float
@@ -59,6 +61,8 @@ class SubscriptionFilter(Model, kw_only=True):
 
 
 class SubscriptionsListenRequestParams(RequestParams, kw_only=True):
+    """``subscriptions/listen`` (2026-07-28): the notifications the client wants on this stream."""
+
     notifications: SubscriptionFilter
 
 

@@ -26,6 +26,7 @@ class CancelIntent:
     reason: str | None = None
 
     def as_notification(self) -> dict[str, Any]:
+        """The ``notifications/cancelled`` message that says this, for a transport that writes it as one."""
         params: dict[str, Any] = {"requestId": self.request_id}
         if self.reason is not None:
             params["reason"] = self.reason

@@ -32,11 +32,15 @@ from .content import ContentBlock
 
 
 class PromptArgument(BaseMetadata, kw_only=True):
+    """One argument a prompt takes: its ``name``, ``description`` and whether it is ``required``."""
+
     description: str | None = None
     required: bool | None = None
 
 
 class Prompt(BaseMetadata, kw_only=True):
+    """A prompt the server offers, as ``prompts/list`` lists it."""
+
     description: str | None = None
     arguments: list[PromptArgument] | None = None
     icons: list[Icon] | None = None
@@ -44,6 +48,8 @@ class Prompt(BaseMetadata, kw_only=True):
 
 
 class PromptMessage(Model, kw_only=True):
+    """One message of a filled-in prompt: a ``role`` and one content block."""
+
     role: Role
     content: ContentBlock
 
@@ -52,6 +58,8 @@ ListPromptsRequestParams: TypeAlias = PaginatedRequestParams
 
 
 class ListPromptsResult(PaginatedResult, kw_only=True):
+    """One page of ``prompts/list``; ``next_cursor`` asks for the next."""
+
     prompts: list[Prompt]
 
 
@@ -63,6 +71,8 @@ class GetPromptRequestParams(InputResponseRequestParams, kw_only=True):
 
 
 class GetPromptResult(Result, kw_only=True):
+    """The answer to ``prompts/get``: the prompt's messages, filled in."""
+
     description: str | None = None
     messages: list[PromptMessage]
 

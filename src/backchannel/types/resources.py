@@ -53,10 +53,14 @@ ListResourceTemplatesRequestParams: TypeAlias = PaginatedRequestParams
 
 
 class ListResourcesResult(PaginatedResult, kw_only=True):
+    """One page of ``resources/list``; ``next_cursor`` asks for the next."""
+
     resources: list[Resource]
 
 
 class ListResourceTemplatesResult(PaginatedResult, kw_only=True):
+    """One page of ``resources/templates/list``; ``next_cursor`` asks for the next."""
+
     resource_templates: list[ResourceTemplate]
 
 
@@ -85,6 +89,8 @@ class UnsubscribeRequestParams(RequestParams, kw_only=True):
 
 
 class ResourceUpdatedNotificationParams(NotificationParams, kw_only=True):
+    """``notifications/resources/updated``: the subscribed resource at ``uri`` changed; read it again."""
+
     uri: str
 
 

@@ -40,6 +40,8 @@ class RootMarks(NamedTuple):
 
 
 class Root(Model, kw_only=True):
+    """A folder or file the client lets the server work in: a ``file://`` URI, a name, and its marks."""
+
     #: A ``file://`` URI.
     uri: str
     name: str | None = None
@@ -70,14 +72,17 @@ class Root(Model, kw_only=True):
 
     @property
     def marks(self) -> RootMarks:
+        """What the client said of this root in its ``_meta``, read on the safe side (``root_marks``)."""
         return root_marks(self.meta)
 
     @property
     def read_only(self) -> bool:
+        """Whether the client asked that nothing be written under this root."""
         return root_marks(self.meta).read_only
 
     @property
     def sensitive(self) -> bool:
+        """Whether this root's path is to be kept out of logs and progress messages."""
         return root_marks(self.meta).sensitive
 
 

@@ -33,10 +33,14 @@ StopReason: TypeAlias = str
 
 
 class ModelHint(Model, kw_only=True):
+    """A model name (or part of one) the server would like the client to pick."""
+
     name: str | None = None
 
 
 class ModelPreferences(Model, kw_only=True):
+    """What the server would like of the model: ``hints`` and the weight of cost, speed and intelligence (0 to 1)."""
+
     hints: list[ModelHint] | None = None
     cost_priority: float | None = None
     speed_priority: float | None = None
@@ -50,6 +54,8 @@ class ToolChoice(Model, kw_only=True):
 
 
 class SamplingMessage(Model, kw_only=True):
+    """One message of a sampling conversation: a ``role`` and its content."""
+
     role: Role
     #: One block or a list of blocks (lists and tool content are 2025-11-25+).
     content: SamplingContent | list[SamplingContent]

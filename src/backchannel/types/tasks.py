@@ -61,6 +61,8 @@ class RelatedTaskMetadata(Model, kw_only=True):
 
 
 class Task(Model, kw_only=True):
+    """A task as the wire shows it: its id, status (and message), times, ``ttl`` and how often to poll."""
+
     task_id: str
     status: TaskStatus
     status_message: str | None = None
@@ -78,14 +80,20 @@ class CreateTaskResult(Result, kw_only=True):
 
 
 class GetTaskRequestParams(RequestParams, kw_only=True):
+    """``tasks/get``: the status of task ``task_id``."""
+
     task_id: str
 
 
 class GetTaskPayloadRequestParams(RequestParams, kw_only=True):
+    """``tasks/result``: the result of task ``task_id``, waiting for it to end."""
+
     task_id: str
 
 
 class CancelTaskRequestParams(RequestParams, kw_only=True):
+    """``tasks/cancel``: cancel task ``task_id``."""
+
     task_id: str
 
 
@@ -108,6 +116,8 @@ GetTaskPayloadResult: TypeAlias = dict[str, Any]
 
 
 class ListTasksResult(PaginatedResult, kw_only=True):
+    """One page of ``tasks/list``; ``next_cursor`` asks for the next."""
+
     tasks: list[Task]
 
 

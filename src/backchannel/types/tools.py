@@ -68,6 +68,8 @@ ListToolsRequestParams: TypeAlias = PaginatedRequestParams
 
 
 class ListToolsResult(PaginatedResult, kw_only=True):
+    """One page of ``tools/list``; ``next_cursor`` asks for the next."""
+
     tools: list[Tool]
 
 

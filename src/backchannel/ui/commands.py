@@ -63,6 +63,9 @@ class CommandError(ValueError):
 
 @dataclass(frozen=True)
 class Command:
+    """One command line, split: ``name`` (``call``, ``read``...), its ``target`` and the ``rest``; ``parse_command``
+    makes it."""
+
     name: str
     #: The first word after the command (a tool, prompt or URI), or "".
     target: str = ""

@@ -64,6 +64,8 @@ class FormRenderer:
         return await self.run(params)
 
     async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Ask the person for each field of ``params``'s form and return the elicitation result (``accept`` with the
+        content, or ``cancel``); a form that cannot be shown raises ``InvalidParams``."""
         schema = params.get("requestedSchema")
         if schema is None:
             schema = {"type": "object", "properties": {}}

@@ -120,6 +120,7 @@ class Renderer:
 
     @property
     def save_dir(self) -> Path:
+        """Where media are saved: the folder given, or a new temporary one made on first use."""
         if self._save_dir is None:
             self._save_dir = Path(tempfile.mkdtemp(prefix="backchannel-"))
         return self._save_dir
@@ -149,6 +150,7 @@ class Renderer:
         self.console.print(table)
 
     def tools(self, tools: list[Tool]) -> None:
+        """Print ``tools`` as a table: name, title and description."""
         rows = [
             (
                 tool.name if not tool.title else f"{tool.name}\n[dim]{escape(tool.title)}[/]",
@@ -160,6 +162,7 @@ class Renderer:
         self._named("tool", rows)
 
     def prompts(self, prompts: list[Prompt]) -> None:
+        """Print ``prompts`` as a table with their arguments."""
         rows = [
             (
                 escape(prompt.name),
@@ -190,9 +193,11 @@ class Renderer:
         return Table(title=f"{count} {noun}{'s' if count != 1 else ''}", title_justify="left")
 
     def resources(self, resources: list[Resource]) -> None:
+        """Print ``resources`` as a table by URI."""
         self._addressed("resource", "uri", [(item.uri, item) for item in resources])
 
     def templates(self, templates: list[ResourceTemplate]) -> None:
+        """Print resource ``templates`` as a table by URI template."""
         self._addressed("resource template", "uri template", [(item.uri_template, item) for item in templates])
 
     def _addressed(self, noun: str, key: str, rows: list[tuple[str, Resource | ResourceTemplate]]) -> None:
@@ -216,6 +221,8 @@ class Renderer:
     # -- results ---------------------------------------------------------------------------------
 
     def tool_result(self, name: str, result: CallToolResult) -> None:
+        """Print the result of calling tool ``name``: its content blocks, its structured content, and whether it
+        failed."""
         if result.is_error:
             self.console.print(f"[bold red]{escape(name)} failed:[/]")
         has_structured = result.structured_content is not msgspec.UNSET
@@ -229,6 +236,7 @@ class Renderer:
             self.console.print("[dim](no content)[/]")
 
     def prompt_result(self, name: str, result: GetPromptResult) -> None:
+        """Print prompt ``name``'s description and messages."""
         if result.description:
             self.console.print(f"[italic]{escape(result.description)}[/]")
         for message in result.messages:
@@ -236,12 +244,14 @@ class Renderer:
             self.content(message.content, name)
 
     def resource_result(self, uri: str, result: ReadResourceResult) -> None:
+        """Print what reading ``uri`` gave, each of its contents in turn."""
         if not result.contents:
             self.console.print("[dim](empty)[/]")
         for contents in result.contents:
             self.resource_contents(contents)
 
     def resource_contents(self, contents: ResourceContents) -> None:
+        """Print one resource's contents: text as text, a blob saved to a file."""
         kind = f" [dim]({escape(contents.mime_type)})[/]" if contents.mime_type else ""
         self.console.print(f"[bold cyan]{escape(contents.uri)}[/]{kind}")
         if contents.blob is not None:
@@ -251,6 +261,8 @@ class Renderer:
             self.text(contents.text, contents.mime_type)
 
     def content(self, block: Any, stem: str, style: str | None = None) -> None:
+        """Print one content block: text as text, images and audio saved to a file named after ``stem``, links and
+        embedded resources by URI."""
         if isinstance(block, TextContent):
             self.text(block.text, None, style=style)
         elif isinstance(block, ImageContent | AudioContent):
@@ -269,6 +281,7 @@ class Renderer:
             self.console.print(JSON(json.dumps(msgspec.to_builtins(block))))
 
     def text(self, text: str, mime_type: str | None, style: str | None = None) -> None:
+        """Print ``text``: as Markdown or JSON when it is that, else plain in ``style``."""
         if mime_type == "text/markdown":
             self.console.print(Markdown(text))
             return

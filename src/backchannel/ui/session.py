@@ -147,6 +147,8 @@ class TerminalSession:
         await self.refresh_names()
 
     async def refresh_names(self) -> None:
+        """Fetch the server's tools, prompts, resources and templates again, for completion and the ``list``
+        commands; call after a ``list_changed``."""
         client = self._client()
         capabilities = client.server_capabilities or {}
         with contextlib.suppress(MCPError):
@@ -406,6 +408,7 @@ class TerminalSession:
     # -- from the server -------------------------------------------------------------------------
 
     def on_log(self, params: dict[str, Any]) -> None:
+        """Keep a ``notifications/message`` from the server and print it when it reaches ``log_level``."""
         self.logs.append(params)
         if self.log_level is not None and severity(params.get("level")) < severity(self.log_level):
             return

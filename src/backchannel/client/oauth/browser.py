@@ -33,7 +33,9 @@ class Redirect(Protocol):
     """Takes the person to an authorization URL and brings back what the server answered."""
 
     @property
-    def redirect_uri(self) -> str: ...
+    def redirect_uri(self) -> str:
+        """The URI the authorization server sends the person back to; registered with the client, so it must stay
+        the same."""
 
     async def authorize(self, url: str) -> Mapping[str, str]:
         """Send the person to ``url``; the query parameters of the request that then reached
@@ -70,6 +72,8 @@ class LoopbackBrowser:
 
     @property
     def redirect_uri(self) -> str:
+        """``http://127.0.0.1:PORT/PATH``; a free port is chosen on first use and kept, so later logins match the
+        registration."""
         if self.port == 0:
             # Chosen once: a registration names this URI, and the next login should match it.
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -78,6 +82,8 @@ class LoopbackBrowser:
         return f"http://127.0.0.1:{self.port}{self.path}"
 
     async def authorize(self, url: str) -> Mapping[str, str]:
+        """Open ``url`` in the person's browser and wait on the loopback port for the redirect; its query parameters
+        (``code``, ``state``, ``iss`` or ``error``)."""
         redirect_uri = self.redirect_uri
         arrived: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
 

@@ -99,10 +99,15 @@ class GrantContext:
 
 @runtime_checkable
 class Grant(Protocol):
+    """How ``OAuth`` gets tokens: ``obtain`` a new set, and the ``authentication`` to refresh one with;
+    ``interactive`` when a person takes part."""
+
     #: Whether it needs a person (a browser): such a grant runs only for a request that can wait.
     interactive: bool
 
-    async def obtain(self, context: GrantContext, scopes: tuple[str, ...] | None) -> TokenSet: ...
+    async def obtain(self, context: GrantContext, scopes: tuple[str, ...] | None) -> TokenSet:
+        """Get a new token set for ``context.resource`` from ``context.server``, asking for ``scopes`` (``None``:
+        the server's default); ``OAuth`` calls this when it has no token that will do."""
 
     async def authentication(self, context: GrantContext) -> ClientAuthentication | None:
         """The client authentication for a refresh at ``context.server``."""
@@ -181,6 +186,8 @@ class AuthorizationCode:
         return registered
 
     async def obtain(self, context: GrantContext, scopes: tuple[str, ...] | None) -> TokenSet:
+        """Log the person in through ``redirect`` (PKCE, the client registered first if need be) and trade the code
+        for tokens."""
         client = await self.client(context)
         assert client is not None
         offered = context.server.scopes_supported or ()
@@ -204,6 +211,7 @@ class AuthorizationCode:
         return await context.token(form, client.authentication(), scopes)
 
     async def authentication(self, context: GrantContext) -> ClientAuthentication | None:
+        """The client this grant registered at ``context.server``, to refresh with; ``None`` before it registered."""
         client = await self.client(context, may_register=False)
         return client.authentication() if client is not None else None
 
@@ -224,6 +232,7 @@ class KeptLogin:
         self.needed = False
 
     async def obtain(self, context: GrantContext, scopes: tuple[str, ...] | None) -> TokenSet:
+        """Always raises ``LoginNeeded``: this grant never starts a login; keep one with ``AuthorizationCode`` first."""
         self.needed = True
         raise LoginNeeded(f"{context.resource} needs a login (no kept login will do), and this client starts none")
 
@@ -264,10 +273,12 @@ class ClientCredentials:
         return ClientAuthentication(self.client_id, method, self.client_secret)
 
     async def obtain(self, context: GrantContext, scopes: tuple[str, ...] | None) -> TokenSet:
+        """Ask ``context.server``'s token endpoint for tokens with this client's own id and secret."""
         form = _scoped({"grant_type": "client_credentials", "resource": context.resource}, scopes)
         return await context.token(form, self._authentication(context.server), scopes)
 
     async def authentication(self, context: GrantContext) -> ClientAuthentication | None:
+        """This client's id and secret, in the way ``context.server`` takes them, for a refresh."""
         return self._authentication(context.server)
 
 
@@ -284,10 +295,12 @@ class WorkloadIdentity:
         self.client_secret = client_secret
 
     async def obtain(self, context: GrantContext, scopes: tuple[str, ...] | None) -> TokenSet:
+        """Trade the workload's JWT (``assertion``, read afresh each time) for tokens at ``context.server``."""
         form = {"grant_type": JWT_BEARER, "assertion": await _resolve(self.assertion), "resource": context.resource}
         return await context.token(_scoped(form, scopes), await self.authentication(context), scopes)
 
     async def authentication(self, context: GrantContext) -> ClientAuthentication | None:
+        """The client's id (and secret) for ``context.server``, or ``None`` when this grant names no client."""
         if self.client_id is None:
             return None
         method = registration_method(context.server, has_secret=self.client_secret is not None)
@@ -323,6 +336,8 @@ class EnterpriseManaged:
         self.idp_client_secret = idp_client_secret
 
     async def obtain(self, context: GrantContext, scopes: tuple[str, ...] | None) -> TokenSet:
+        """Exchange ``id_token`` at the identity provider for an ID-JAG, then that for an access token at
+        ``context.server``."""
         endpoint = self.idp_token_endpoint
         if endpoint is None:
             assert self.idp_issuer is not None
@@ -346,5 +361,6 @@ class EnterpriseManaged:
         return await context.token(_scoped(form, scopes), await self.authentication(context), scopes)
 
     async def authentication(self, context: GrantContext) -> ClientAuthentication | None:
+        """This client's id (and secret), in the way ``context.server`` takes them, for a refresh."""
         method = registration_method(context.server, has_secret=self.client_secret is not None)
         return ClientAuthentication(self.client_id, method, self.client_secret)

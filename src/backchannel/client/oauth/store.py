@@ -30,9 +30,11 @@ from typing import Any, Protocol, runtime_checkable
 class TokenStore(Protocol):
     """What ``OAuth`` keeps: ``set(key, None)`` forgets a key."""
 
-    async def get(self, key: str) -> dict[str, Any] | None: ...
+    async def get(self, key: str) -> dict[str, Any] | None:
+        """The value kept under ``key``, or ``None``."""
 
-    async def set(self, key: str, value: dict[str, Any] | None) -> None: ...
+    async def set(self, key: str, value: dict[str, Any] | None) -> None:
+        """Keep ``value`` under ``key``; ``None`` forgets the key."""
 
 
 class MemoryTokenStore:
@@ -42,10 +44,12 @@ class MemoryTokenStore:
         self.entries: dict[str, dict[str, Any]] = {}
 
     async def get(self, key: str) -> dict[str, Any] | None:
+        """A copy of the value kept under ``key``, or ``None``."""
         value = self.entries.get(key)
         return json.loads(json.dumps(value)) if value is not None else None
 
     async def set(self, key: str, value: dict[str, Any] | None) -> None:
+        """Keep a copy of ``value`` under ``key``; ``None`` forgets the key."""
         if value is None:
             self.entries.pop(key, None)
         else:
@@ -70,11 +74,13 @@ class FileTokenStore:
         self._lock = asyncio.Lock()
 
     async def get(self, key: str) -> dict[str, Any] | None:
+        """The value kept under ``key`` in the file, or ``None``."""
         entries = await asyncio.to_thread(self._read)
         value = entries.get(key)
         return value if isinstance(value, dict) else None
 
     async def set(self, key: str, value: dict[str, Any] | None) -> None:
+        """Write ``value`` under ``key`` to the file (``None`` forgets the key); one writer at a time."""
         async with self._lock:
             await asyncio.to_thread(self._update, key, value)
 

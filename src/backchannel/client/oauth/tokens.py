@@ -52,6 +52,7 @@ class TokenSet:
         return self.token_type.lower() == "dpop" and self.dpop_key is not None
 
     def to_dict(self) -> dict[str, Any]:
+        """The token set as plain JSON data, for a ``TokenStore``; ``from_dict`` reads it back."""
         value = asdict(self)
         value["scopes"] = list(self.scopes) if self.scopes is not None else None
         return value

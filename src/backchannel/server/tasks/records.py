@@ -77,10 +77,12 @@ class TaskRecord:
 
     @property
     def terminal(self) -> bool:
+        """Whether the task has ended (completed, failed or cancelled): no move leaves it."""
         return self.status in TERMINAL_STATUSES
 
     @property
     def expires(self) -> float:
+        """When the record may be forgotten: its creation time plus its ``ttl``, on the store's clock."""
         return self.created + self.ttl
 
     def move(self, status: str, now: float, message: str | None = None) -> None:
@@ -95,6 +97,7 @@ class TaskRecord:
     # ------------------------------------------------------------ storage
 
     def to_json(self) -> dict[str, Any]:
+        """The record as compact JSON data for the shared state; ``from_json`` reads it back."""
         value: dict[str, Any] = {
             "id": self.task_id,
             "o": self.owner,

@@ -95,12 +95,14 @@ class TaskService:
 
     @functools.cached_property
     def store(self) -> TaskStore:
+        """Where task records are kept: the server's state, made on first use."""
         from .store import TaskStore
 
         return TaskStore(lambda: self.server.state, self.clock, limit_total=self._limit_total)
 
     @functools.cached_property
     def relay(self) -> TaskRelay:
+        """What carries ``tasks/update`` and ``tasks/cancel`` to the worker running a task, made on first use."""
         from .relay import TaskRelay
 
         return TaskRelay(self)
@@ -124,12 +126,14 @@ class TaskService:
 
     @property
     def worker_id(self) -> str:
+        """This worker's id in a fleet's shared state, or a fixed local id for a server alone."""
         state = self.shared
         return state.worker_id if state is not None else _LOCAL_WORKER
 
     # ------------------------------------------------------------ negotiation
 
     def offered(self) -> bool:
+        """Whether any registered tool can run as a task, and so whether the server declares tasks."""
         return any(tool.task is not None for tool in self.server.registry.tools.values())
 
     def declare(self, capabilities: dict[str, Any], request: RequestReceived) -> dict[str, Any]:
@@ -146,6 +150,8 @@ class TaskService:
         return capabilities
 
     def require_extension(self, request: RequestReceived) -> None:
+        """Raise ``MissingCapability`` (-32021) when a stateless-era ``request`` comes from a client without the
+        tasks extension."""
         if request.era == "stateless":
             require_extension(request.client_capabilities, TASKS_EXTENSION)
 
@@ -276,6 +282,7 @@ class TaskService:
             del self._listed[next(iter(self._listed))]
 
     def release(self, runner: TaskRunner) -> None:
+        """Forget ``runner`` once its task has ended; a newer runner with the same id stays."""
         if self.running.get(runner.record.task_id) is runner:
             del self.running[runner.record.task_id]
 

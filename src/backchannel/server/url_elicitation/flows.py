@@ -45,9 +45,13 @@ class UrlFlowHandler(Protocol):
     it obtains, bound to ``flow.owner``; raising fails the flow.
     """
 
-    async def begin(self, flow: UrlFlow) -> str: ...
+    async def begin(self, flow: UrlFlow) -> str:
+        """The URL to send the confirmed browser to, with ``flow.state`` as its OAuth ``state``; keep secrets in
+        ``flow.data``."""
 
-    async def finish(self, flow: UrlFlow, params: Mapping[str, str]) -> None: ...
+    async def finish(self, flow: UrlFlow, params: Mapping[str, str]) -> None:
+        """Take the query of the return to ``callback_url`` and store what it brings, bound to ``flow.owner``; raise
+        to fail the flow."""
 
 
 def digest(secret: str) -> bytes:
@@ -94,6 +98,7 @@ class UrlFlow:
 
     @property
     def done(self) -> bool:
+        """Whether the flow has ended, complete or failed; the waiting tool then goes on."""
         return self.status in ("complete", "failed")
 
     @property
