@@ -41,9 +41,6 @@ NOT_YET_DOCUMENTED = {
     # server/server.py
     "backchannel.server.server.Server.resource_updated_here",
     "backchannel.server.server.Server.handle_notification",
-    # protocol/session.py
-    "backchannel.protocol.session.Session.active_progress_tokens",
-    "backchannel.protocol.session.Session.pending_inbound",
 }
 
 

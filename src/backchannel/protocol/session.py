@@ -199,6 +199,7 @@ class Session:
 
     @property
     def pending_inbound(self) -> int:
+        """The peer's requests we have received and not yet answered (nor seen cancelled)."""
         return len(self._inbound)
 
     @property
@@ -208,6 +209,8 @@ class Session:
 
     @property
     def active_progress_tokens(self) -> int:
+        """Progress tokens of our own requests still live (unanswered, or their task runs): a
+        ``notifications/progress`` from the peer naming one is delivered. A count for leak checks."""
         return len(self._tokens)
 
     @property
