@@ -33,9 +33,9 @@ from .roots import Roots, hidden_log, known_roots, text_hider
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
     from . import sampling
+    from .faces import ContextServer
     from .progress import ProgressStages
     from .progress_parts import ProgressParts
-    from .server import Server
     from .tasks.runner import TaskRunner
     from .url_elicitation import ask
 
@@ -52,7 +52,7 @@ class Context:
 
     __slots__ = ("connection", "declines", "found_roots", "request", "round", "server", "task")
 
-    def __init__(self, server: Server, connection: Connection, request: RequestReceived) -> None:
+    def __init__(self, server: ContextServer, connection: Connection, request: RequestReceived) -> None:
         self.server = server
         self.connection = connection
         self.request = request

@@ -37,16 +37,16 @@ from .tools import RegisteredTool, failure_result
 
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
-    from .server import Server
+    from .faces import RouteServer
 
-Route = Callable[["Server", RequestReceived, Context], Awaitable[dict[str, Any]]]
+Route = Callable[["RouteServer", RequestReceived, Context], Awaitable[dict[str, Any]]]
 #: A route that answers in the read loop's turn, without a task, or says None (then ``ROUTES`` serves it).
 #: It makes the request's ``Context`` once it knows it answers: a request it leaves gets its own in
 #: ``handle_request``, so each request makes one.
-InlineRoute = Callable[["Server", RequestReceived, "Connection"], dict[str, Any] | None]
+InlineRoute = Callable[["RouteServer", RequestReceived, "Connection"], dict[str, Any] | None]
 
 
-async def initialize(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def initialize(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     # What the agreed revision lacks is left out (the ``completions`` capability before 2025-03-26...).
     version = request.version
     capabilities = server.tasks.declare(server.capabilities(), request)
@@ -60,11 +60,11 @@ async def initialize(server: Server, request: RequestReceived, context: Context)
     return result
 
 
-async def ping(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def ping(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     return {}
 
 
-async def discover(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def discover(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     result: dict[str, Any] = {
         "supportedVersions": newer_first(server.versions),
         "capabilities": server.tasks.declare(server.capabilities(), request),
@@ -75,14 +75,14 @@ async def discover(server: Server, request: RequestReceived, context: Context) -
     return result
 
 
-def _cache_hints(server: Server, request: RequestReceived) -> dict[str, Any]:
+def _cache_hints(server: RouteServer, request: RequestReceived) -> dict[str, Any]:
     if request.era != "stateless":
         return {}
     return {"ttlMs": server.cache_ttl_ms, "cacheScope": server.cache_scope}
 
 
 def _page(
-    server: Server,
+    server: RouteServer,
     kind: str,
     key: str,
     shape: str,
@@ -102,29 +102,29 @@ def _page(
     return result
 
 
-async def list_tools(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def list_tools(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     # Only 2025-11-25 has ``execution.taskSupport`` (the extension has the server decide).
     field = "handshake_definition" if request.version in CORE_TASK_VERSIONS else "definition"
     tools = visible(server.registry.scopes, "tool", server.registry.tools)  # what the caller's token may use
     return _page(server, "tools", "tools", "Tool", tools, request, field)
 
 
-async def list_prompts(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def list_prompts(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     prompts = visible(server.registry.scopes, "prompt", server.registry.prompts)
     return _page(server, "prompts", "prompts", "Prompt", prompts, request)
 
 
-async def list_resources(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def list_resources(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     resources = visible(server.registry.scopes, "resource", server.registry.resources)
     return _page(server, "resources", "resources", "Resource", resources, request)
 
 
-async def list_templates(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def list_templates(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     templates = visible(server.registry.scopes, "template", {str(t.template): t for t in server.registry.templates})
     return _page(server, "templates", "resourceTemplates", "ResourceTemplate", templates, request)
 
 
-async def call_tool(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def call_tool(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     """``tools/call``: the tool, its arguments checked, the call (as a task when one is wanted
     and the tool allows it), its value as a result. ``call_tool_now`` takes this path for a
     plain synchronous tool; this serves every other call, in a task of its own."""
@@ -151,7 +151,7 @@ async def call_tool(server: Server, request: RequestReceived, context: Context) 
     return tool.to_result(value, request.version)
 
 
-async def complete(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def complete(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     """``completion/complete`` (``server/completion_request.py``); -32601 when nothing completes."""
     registry = server.registry
     if not registry.completing():
@@ -160,7 +160,7 @@ async def complete(server: Server, request: RequestReceived, context: Context) -
     return await handle_complete(request.params, registry.prompts, registry.templates, registry.resources, admit)
 
 
-def call_tool_now(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
+def call_tool_now(server: RouteServer, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
     """``call_tool``'s path for a plain synchronous tool (no context, no task): nothing to wait
     for, so answered in the read loop's turn. None for any other tool (``call_tool`` serves it);
     a name that names no tool is refused here as there."""
@@ -192,7 +192,7 @@ def call_tool_now(server: Server, request: RequestReceived, connection: Connecti
 _PLAIN_VALUES = frozenset({str, dict, list, tuple, int, float, bool, bytes, type(None)})
 
 
-def _tool_named(server: Server, params: dict[str, Any]) -> RegisteredTool:
+def _tool_named(server: RouteServer, params: dict[str, Any]) -> RegisteredTool:
     """The tool a ``tools/call`` names; -32602 when the name is not a string or names none
     (tools.mdx "Error Handling": an unknown tool is a protocol error)."""
     name = params.get("name")
@@ -213,7 +213,7 @@ def _arguments(tool: RegisteredTool, request: RequestReceived, context: Context)
     return kwargs
 
 
-def complete_inline(server: Server, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
+def complete_inline(server: RouteServer, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
     """``completion/complete`` when the argument's completer is synchronous (a static list, a
     plain function): answered as ``complete`` would (``completion_request.complete_now``)."""
     registry = server.registry
@@ -228,7 +228,7 @@ def complete_inline(server: Server, request: RequestReceived, connection: Connec
         CURRENT_CONTEXT.reset(token)
 
 
-async def get_prompt(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def get_prompt(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     params = request.params
     name = params.get("name")
     if not isinstance(name, str):
@@ -246,7 +246,7 @@ async def get_prompt(server: Server, request: RequestReceived, context: Context)
         return await _input_required(server, context, needed)
 
 
-async def read_resource(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def read_resource(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     uri = request.params.get("uri")
     if not isinstance(uri, str):
         raise InvalidParams("resources/read: params.uri must be a string")
@@ -256,7 +256,7 @@ async def read_resource(server: Server, request: RequestReceived, context: Conte
         return await _input_required(server, context, needed)
 
 
-async def _read(server: Server, uri: str, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def _read(server: RouteServer, uri: str, request: RequestReceived, context: Context) -> dict[str, Any]:
     registry = server.registry
     resource = registry.resources.get(uri)
     _start_round(server, request, context)
@@ -287,25 +287,25 @@ async def _read(server: Server, uri: str, request: RequestReceived, context: Con
     return result
 
 
-def _start_round(server: Server, request: RequestReceived, context: Context) -> None:
+def _start_round(server: RouteServer, request: RequestReceived, context: Context) -> None:
     """In the stateless era, load the round's answers into ``context`` (``Context.request_input``
     reads them; a handler may also reach it through ``Context.current()``)."""
     if request.era == "stateless" and context.round is None:
         context.round = Round.start(server.state_sealer, request.method, request.params, context.principal)
 
 
-async def _input_required(server: Server, context: Context, needed: InputRequired) -> dict[str, Any]:
+async def _input_required(server: RouteServer, context: Context, needed: InputRequired) -> dict[str, Any]:
     assert context.round is not None, "InputRequired is raised only in the stateless era"
     return await context.round.ended_by(needed, server.state, server.state_sealer)
 
 
-async def subscribe(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def subscribe(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     state = server.connection_state(context.connection)
     state.subscriptions = state.subscriptions | {_subscription_uri(request)}
     return {}
 
 
-async def unsubscribe(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def unsubscribe(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     state = server.connection_state(context.connection)
     state.subscriptions = state.subscriptions - {_subscription_uri(request)}
     return {}
@@ -318,7 +318,7 @@ def _subscription_uri(request: RequestReceived) -> str:
     return uri
 
 
-async def set_level(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def set_level(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     level = request.params.get("level")
     if not isinstance(level, str) or level not in LOG_LEVEL_RANK:
         raise InvalidParams(f"logging/setLevel: level must be one of {', '.join(LOGGING_LEVELS)}; got {level!r}")
@@ -326,7 +326,7 @@ async def set_level(server: Server, request: RequestReceived, context: Context) 
     return {}
 
 
-async def listen(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def listen(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     task_ids, stop = await server.tasks.follow(context)  # notifications/tasks (SEP-2663)
     try:
         return await server.subscriptions.listen(request, context.connection, server.capabilities(), task_ids)

@@ -29,16 +29,16 @@ from ..context import Context
 from ..pagination import paginate
 
 if TYPE_CHECKING:
-    from ..server import Server
+    from ..faces import RouteServer
     from .records import TaskRecord
     from .service import TaskService
 
 logger = logging.getLogger("backchannel")
 
-Route = Callable[["Server", RequestReceived, Context], Awaitable[dict[str, Any]]]
+Route = Callable[["RouteServer", RequestReceived, Context], Awaitable[dict[str, Any]]]
 
 
-async def get_task(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def get_task(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     server.tasks.require_extension(request)
     record = await server.tasks.find(context, request.params.get("taskId"))
     if request.era == "handshake":
@@ -46,7 +46,7 @@ async def get_task(server: Server, request: RequestReceived, context: Context) -
     return record.extension_task(detailed=True)
 
 
-async def update_task(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def update_task(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     service = server.tasks
     service.require_extension(request)
     record = await service.find(context, request.params.get("taskId"))
@@ -60,7 +60,7 @@ async def update_task(server: Server, request: RequestReceived, context: Context
     return {}
 
 
-async def cancel_task(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def cancel_task(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     service = server.tasks
     service.require_extension(request)
     record = await service.find(context, request.params.get("taskId"))
@@ -72,7 +72,7 @@ async def cancel_task(server: Server, request: RequestReceived, context: Context
     return record.task() if request.era == "handshake" else {}
 
 
-async def task_result(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def task_result(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     service = server.tasks
     task_id = request.params.get("taskId")
     record = await service.find(context, task_id)
@@ -136,7 +136,7 @@ async def _relay(
     await service.deliver(record, {key: answer})
 
 
-async def list_tasks(server: Server, request: RequestReceived, context: Context) -> dict[str, Any]:
+async def list_tasks(server: RouteServer, request: RequestReceived, context: Context) -> dict[str, Any]:
     if server.tasks.shared is not None:
         raise MethodNotFound("Method not found: tasks/list (a fleet of workers does not list tasks; use tasks/get)")
     records = await server.tasks.listed(context)

@@ -26,7 +26,7 @@ from .markup import PAGE_HEADERS, cookie_name, cookies, send_page
 if TYPE_CHECKING:
     from ...http_host.h1.loopback import LoopbackListener
     from ...state.calls import Calls
-    from ..server import Server
+    from ..faces import ContextServer
 
 logger = logging.getLogger("backchannel.url_elicitation")
 
@@ -88,7 +88,7 @@ class UrlElicitations(FlowRegistry):
         self.calls: Calls | None = None
 
     @classmethod
-    def of(cls, server: Server) -> UrlElicitations:
+    def of(cls, server: ContextServer) -> UrlElicitations:
         """The server's manager, made (without pages, on the server's clock) if it has none yet."""
         if server.url_elicitations is None:
             title = server.info.get("title") or server.name

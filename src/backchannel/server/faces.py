@@ -1,0 +1,93 @@
+"""What the parts of a request's service ask of ``Server``, as protocols ``Server`` meets.
+
+A ``Context`` sees ``ContextServer``; the method routes (``routes.py``, ``tasks/routes.py``)
+see ``RouteServer``, which is that and more. Neither imports ``server.py``: the facade stands
+above them and they know only the face it shows them. Each member is read only here, so
+``Server``'s plain attributes meet it; a new need is a new member here first.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ContextServer", "RouteServer"]
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..protocol.events import RequestReceived
+    from ..redaction.redaction import Redactor
+    from ..runtime.connection import Connection
+    from .completion_request import CompletionLimit
+    from .connection_state import ConnectionState
+    from .mrtr import StateSealer
+    from .options import ServerOptions
+    from .registry import Registry
+    from .roots import RootsCache
+    from .state import StateStore
+    from .subscriptions import Subscriptions
+    from .tasks.service import TaskService
+    from .url_elicitation.pages import UrlElicitations
+
+
+class ContextServer(Protocol):
+    """The server as a ``Context`` (and what it delegates to: forms, roots, logs, ``once``) sees it."""
+
+    #: Made by the first ``ctx.elicit_url`` (``UrlElicitations.of``).
+    url_elicitations: UrlElicitations | None
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def info(self) -> dict[str, Any]: ...
+    @property
+    def clock(self) -> Callable[[], float] | None: ...
+    @property
+    def options(self) -> ServerOptions: ...
+    @property
+    def state(self) -> StateStore: ...
+    @property
+    def state_sealer(self) -> StateSealer: ...
+    @property
+    def once_limit(self) -> int: ...
+    @property
+    def decline_ttl(self) -> float: ...
+    @property
+    def elicitation_timeout(self) -> float: ...
+    @property
+    def default_roots(self) -> list[str | os.PathLike[str]]: ...
+    @property
+    def log_redactor(self) -> Redactor | None: ...
+
+    def connection_scope(self, connection: Connection) -> str | None: ...
+    def log_level_for(self, connection: Connection) -> str | None: ...
+    def roots_cache(self, connection: Connection) -> RootsCache | None: ...
+    def send_log(
+        self, connection: Connection, request: RequestReceived, level: str, data: Any, logger: str | None
+    ) -> bool: ...
+
+
+class RouteServer(ContextServer, Protocol):
+    """The server as a method route sees it: what it offers, its settings, its per-connection state."""
+
+    @property
+    def registry(self) -> Registry: ...
+    @property
+    def tasks(self) -> TaskService: ...
+    @property
+    def subscriptions(self) -> Subscriptions: ...
+    @property
+    def completion_limit(self) -> CompletionLimit: ...
+    @property
+    def instructions(self) -> str | None: ...
+    @property
+    def versions(self) -> tuple[str, ...]: ...
+    @property
+    def page_size(self) -> int | None: ...
+    @property
+    def cache_ttl_ms(self) -> int: ...
+    @property
+    def cache_scope(self) -> str: ...
+
+    def capabilities(self) -> dict[str, Any]: ...
+    def connection_state(self, connection: Connection) -> ConnectionState: ...
