@@ -25,14 +25,14 @@ callers together, 20,000).
 
 from __future__ import annotations
 
-__all__ = ["TaskService"]
+__all__ = ["TaskServer", "TaskService"]
 
 import asyncio
 import contextlib
 import functools
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -46,8 +46,12 @@ from ...types.tasks import TASKS_EXTENSION
 from ..tools import RegisteredTool
 
 if TYPE_CHECKING:
+    from ...runtime.connection import Connection
     from ..context import Context
-    from ..server import Server
+    from ..options import ServerOptions
+    from ..registry import Registry
+    from ..state import StateStore
+    from ..subscriptions import Subscriptions
     from .records import TaskRecord
     from .relay import TaskRelay
     from .runner import TaskRunner
@@ -69,10 +73,27 @@ def _nothing() -> None:
     return None
 
 
+class TaskServer(Protocol):
+    """What the tasks need of ``Server``, which meets it (this module imports no ``server.py``)."""
+
+    @property
+    def clock(self) -> Callable[[], float] | None: ...
+    @property
+    def options(self) -> ServerOptions: ...
+    @property
+    def state(self) -> StateStore: ...
+    @property
+    def registry(self) -> Registry: ...
+    @property
+    def subscriptions(self) -> Subscriptions: ...
+
+    def connection_scope(self, connection: Connection) -> str | None: ...
+
+
 class TaskService:
     """The server's tasks (see the module)."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: TaskServer) -> None:
         self.server = server
         self.clock = time.time if server.clock is None else server.clock
         options = server.options.tasks
