@@ -72,22 +72,29 @@ class Context:
 
     @property
     def request_id(self) -> int | str:
+        """The JSON-RPC id of the request this handler answers."""
         return self.request.id
 
     @property
     def era(self) -> Era:
+        """``"handshake"`` or ``"stateless"``: how the client speaks to us on this request."""
         return self.request.era
 
     @property
     def protocol_version(self) -> str | None:
+        """The protocol revision of this request (the session's, or the request's own ``_meta``
+        in the stateless era); None before a handshake-era session has one."""
         return self.request.version
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
+        """What the client declared it can do; read it, don't change it (sessions share it).
+        To ask about one capability, ``client_supports`` is shorter."""
         return self.request.client_capabilities or {}
 
     @property
     def client_info(self) -> dict[str, Any]:
+        """The client's ``clientInfo`` (name, version, ...); read it, don't change it."""
         return self.request.client_info or {}
 
     def client_supports(self, capability: str) -> bool:
@@ -383,13 +390,17 @@ class Context:
         return self.server.send_log(self.connection, request, level, data, logger)
 
     async def debug(self, data: Any, logger: str | None = None) -> None:
+        """``log("debug", data, logger)``: sent only if the client's level lets it through."""
         await self.log("debug", data, logger)
 
     async def info(self, data: Any, logger: str | None = None) -> None:
+        """``log("info", data, logger)``: sent only if the client's level lets it through."""
         await self.log("info", data, logger)
 
     async def warning(self, data: Any, logger: str | None = None) -> None:
+        """``log("warning", data, logger)``: sent only if the client's level lets it through."""
         await self.log("warning", data, logger)
 
     async def error(self, data: Any, logger: str | None = None) -> None:
+        """``log("error", data, logger)``: sent only if the client's level lets it through."""
         await self.log("error", data, logger)

@@ -261,6 +261,8 @@ class Server:
         self.sharing.announce("resource", uri)
 
     def resource_updated_here(self, uri: str) -> None:
+        """Tell this process's subscribers of ``uri`` that it changed (what a fleet's other
+        workers call when one announces a change); ``notify_resource_updated`` tells everyone."""
         for connection, state in list(self._connections.items()):
             if uri in state.subscriptions and not connection.closed.is_set():
                 connection.notify("notifications/resources/updated", {"uri": uri})
@@ -351,6 +353,8 @@ class Server:
         return result
 
     def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None:
+        """Act on a notification the client sent on ``connection`` (the runtime calls this with
+        those it leaves to the server: a roots change makes the next ``ctx.list_roots()`` ask again)."""
         if notification.method == "notifications/roots/list_changed":
             state = self._connections.get(connection)
             if state is not None:
