@@ -159,7 +159,11 @@ async def meet_server(
         if era_choice == "stateless":
             failure = RequestTimeout if probe.outcome == "unanswered" else RemoteProtocolError
             raise failure(f"cannot use the stateless era (2026-07-28): {probe.said}")
-        if probe.outcome == "unanswered" and not connection.transport.routes_by_request and start_afresh is not None:
+        if (
+            probe.outcome == "unanswered"
+            and not getattr(connection.transport, "routes_by_request", False)
+            and start_afresh is not None
+        ):
             logger.info("%s; starting the server again for the handshake era", probe.said)
             connection, session = await start_afresh()
     return await _initialize(connection, session, request_timeout, negotiated)

@@ -61,9 +61,11 @@ _MESSAGE_EVENT = b"event: message\n"
 
 
 class _StreamTransport(PushedTransport):
-    """Everything the server sends goes to the one event stream of the session."""
+    """Everything the server sends goes to the one event stream of the session; an
+    ``AuthenticatedTransport``."""
 
     authenticates_callers = True
+    principal: str | None
 
     def __init__(self, principal: Principal | None) -> None:
         super().__init__()

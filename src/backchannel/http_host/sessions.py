@@ -57,10 +57,12 @@ _NEXT_FREE_KEPT = 1.0
 
 class _SessionTransport(PushedTransport):
     """Writes each message to the response of the request it belongs to, else to the GET stream
-    (held by this worker, or by another one of the fleet)."""
+    (held by this worker, or by another one of the fleet): a ``RoutedTransport`` and an
+    ``AuthenticatedTransport``."""
 
     routes_by_request = True
     authenticates_callers = True
+    principal: str | None = None
 
     def __init__(self, session_id: str, fleet: Fleet) -> None:
         super().__init__()

@@ -32,9 +32,11 @@ WATCH_AFTER = 0.05
 
 
 class _OneRequest(PushedTransport):
-    """Carries what the runtime sends about the one request to its response, until that is done."""
+    """Carries what the runtime sends about the one request to its response, until that is done;
+    an ``AuthenticatedTransport``."""
 
     authenticates_callers = True
+    principal: str | None = None
 
     def __init__(self, request_id: RequestId) -> None:
         super().__init__()

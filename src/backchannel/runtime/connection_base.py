@@ -19,13 +19,13 @@ import inspect
 import itertools
 import logging
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..protocol.events import Outgoing, ProgressReceived, RequestId
 from ..protocol.session import Session
 from ..telemetry import conventions as telemetry_names
 from ..telemetry import spans
-from ..transports.base import LazyEvent, Transport
+from ..transports.base import LazyEvent, RoutedTransport, Transport
 from ..types.errors import ConnectionClosed, MCPError
 from .clocks import ProgressCallback, RequestClocks
 
@@ -68,8 +68,10 @@ class ConnectionBase:
         self._tokens = itertools.count(1)
         self._flush_scheduled = False
         self._close_reason = "connection closed"
-        #: Whether the transport sends each message on its request's response (HTTP).
-        self._routes = transport.routes_by_request
+        #: Whether the transport sends each message on its request's response (HTTP): a
+        #: ``RoutedTransport``, read once here; ``_router`` is that transport, used only then.
+        self._routes: bool = getattr(transport, "routes_by_request", False)
+        self._router = cast(RoutedTransport, transport)
         #: For such a transport: what waits to be written, each with the peer's request it belongs to.
         self._routed: list[tuple[Outgoing, RequestId | None]] = []
 
@@ -97,7 +99,7 @@ class ConnectionBase:
             routed, self._routed = self._routed, []
             if routed and not self._ended:
                 try:
-                    self.transport.write_routed(routed)
+                    self._router.write_routed(routed)
                 except ConnectionClosed as exc:
                     logger.debug("dropping %d outgoing messages: %s", len(routed), exc)
             return

@@ -104,7 +104,8 @@ class Context:
     @property
     def principal(self) -> str | None:
         """Who is calling, as the HTTP authenticator named them; None without one (stdio, memory)."""
-        return self.connection.transport.principal
+        principal: str | None = getattr(self.connection.transport, "principal", None)  # an AuthenticatedTransport's
+        return principal
 
     def caller_scope(self, *, anonymous: str | None) -> str | None:
         """The name under which per-caller state (``once`` results, declined forms) is kept
@@ -116,7 +117,7 @@ class Context:
             import hashlib
 
             return "principal:" + hashlib.sha256(str(principal).encode()).hexdigest()[:32]
-        if self.connection.transport.authenticates_callers:
+        if getattr(self.connection.transport, "authenticates_callers", False):
             return anonymous
         return self.server.connection_scope(self.connection)
 
@@ -357,7 +358,8 @@ class Context:
         proxies and load balancers from long-held connections. Returns False where
         there is no such stream (stdio, the stateless era).
         """
-        return self.connection.transport.close_stream(self.request.id)
+        close_stream = getattr(self.connection.transport, "close_stream", None)  # a RoutedTransport's
+        return close_stream is not None and bool(close_stream(self.request.id))
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send a log message to the client, if the client wants this level.

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 __all__ = ["Tap"]
 
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
 from ..framing.codec import encode_message
 from ..protocol.events import Outgoing, RequestId
-from ..transports.base import Transport, wire_messages
+from ..transports.base import RoutedTransport, Transport, wire_messages
 
 _decode = msgspec.json.decode
 
@@ -31,11 +31,16 @@ class Tap(Transport):
     ``received`` holds what this end read (MCP errors for undecodable input are skipped),
     ``written`` what this end wrote (a cancellation as the ``notifications/cancelled`` it
     is on a message wire). ``keep=False`` records nothing (a test that measures memory).
-    The query methods below cover the common questions; subclass for more.
+    The query methods below cover the common questions; subclass for more. It states what
+    the wrapped transport states of ``RoutedTransport`` and ``AuthenticatedTransport``.
 
     Made without ``inner``, it is bound later by ``around``: pass ``wrap_server=tap.around``
     to ``connected`` and keep ``tap`` to read afterwards.
     """
+
+    routes_by_request: bool = False
+    authenticates_callers: bool = False
+    principal: str | None = None
 
     def __init__(self, inner: Transport | None = None, *, keep: bool = True) -> None:
         self._inner = inner
@@ -48,10 +53,10 @@ class Tap(Transport):
     def around(self, inner: Transport) -> Tap:
         """Wrap ``inner``; this tap, ready to use as the transport."""
         self._inner = inner
-        # The declared facts of the interface, as the wrapped transport states them.
-        self.routes_by_request = inner.routes_by_request
-        self.authenticates_callers = inner.authenticates_callers
-        self.principal = inner.principal
+        # The HTTP-side facts (RoutedTransport, AuthenticatedTransport), as the wrapped transport states them.
+        self.routes_by_request = getattr(inner, "routes_by_request", False)
+        self.authenticates_callers = getattr(inner, "authenticates_callers", False)
+        self.principal = getattr(inner, "principal", None)
         return self
 
     @property
@@ -64,13 +69,15 @@ class Tap(Transport):
 
     async def start(self) -> None:
         await self.inner.start()
-        self.principal = self.inner.principal
+        self.principal = getattr(self.inner, "principal", None)
 
     def request_cancelled(self, request_id: RequestId) -> None:
         self.inner.request_cancelled(request_id)
 
     def close_stream(self, request_id: RequestId) -> bool:
-        return self.inner.close_stream(request_id)
+        """``RoutedTransport.close_stream`` of the wrapped transport; False where it has none."""
+        close_stream = getattr(self.inner, "close_stream", None)
+        return close_stream is not None and bool(close_stream(request_id))
 
     async def receive(self) -> list[Any] | None:
         batch = await self.inner.receive()
@@ -84,9 +91,14 @@ class Tap(Transport):
         self.inner.write(items)
 
     def write_routed(self, items: list[tuple[Outgoing, RequestId | None]]) -> None:
+        """Records, then hands on: to ``RoutedTransport.write_routed`` where the wrapped
+        transport routes by request, else to its ``write``."""
         if self.keep:
             self.written.extend(m for m in map(_as_sent, wire_messages([i for i, _ in items])) if isinstance(m, dict))
-        self.inner.write_routed(items)
+        if self.routes_by_request:
+            cast(RoutedTransport, self.inner).write_routed(items)
+        else:
+            self.inner.write([item for item, _ in items])
 
     async def drain(self) -> None:
         await self.inner.drain()

@@ -5,10 +5,10 @@ express a ``CancelIntent`` on its wire. ``receive`` returns the next batch of
 inbound items (JSON values, or ``MCPError`` for input that could not be
 decoded) and ``None`` once the peer is gone.
 
-Everything the runtime, a server's ``Context`` or a ``Client`` may ask of a
+Everything the runtime, a server's ``Context`` or a ``Client`` may ask of every
 transport is declared on ``Transport``, with a default where most transports have
-nothing to do; nothing is looked up by name. A transport must implement
-``receive``, ``write`` and ``close``; it may override:
+nothing to do. A transport must implement ``receive``, ``write`` and ``close``; it
+may override:
 
 - ``start()``: connect before the first message (the HTTP client opens its pool);
 - ``drain()``: wait for output to shrink (backpressure);
@@ -16,25 +16,36 @@ nothing to do; nothing is looked up by name. A transport must implement
   and waiting until the peer has read what was written (stdio: the era probe's clock starts then);
 - ``progress_read()``: before an answer that follows its request's progress, let the peer read that
   progress first (a loop turn; stdio: until the peer read it, bounded);
-- ``routes_by_request`` and ``write_routed``: send each message on the stream of the
-  peer's request it belongs to (HTTP);
 - ``request_cancelled(request_id)``: the peer cancelled its request, so no answer will
-  come: a transport that carries each request's answer on its own stream ends it;
-- ``close_stream(request_id)``: end the response carrying that request now, the stream
-  going on to be resumed (handshake-era HTTP, SEP-1699 polling);
-- ``principal`` and ``authenticates_callers``: who is calling, as an authenticator
-  named them (HTTP).
+  come: a transport that carries each request's answer on its own stream ends it.
+
+What only the HTTP host's transports do is declared apart, as two protocols they
+implement: ``RoutedTransport`` (``routes_by_request``, ``write_routed``, ``close_stream``:
+each message goes on the response of the peer's request it belongs to) and
+``AuthenticatedTransport`` (``authenticates_callers``, ``principal``: who is calling, as an
+authenticator named them). Their readers look the members up once, with the defaults of a
+transport that has neither (``getattr(transport, "routes_by_request", False)``, a
+``principal`` of None): at connection setup for the per-message path, never per message.
 """
 
 from __future__ import annotations
 
-__all__ = ["LazyEvent", "PushedTransport", "Transport", "TransportBroken", "TransportClosed", "wire_messages"]
+__all__ = [
+    "AuthenticatedTransport",
+    "LazyEvent",
+    "PushedTransport",
+    "RoutedTransport",
+    "Transport",
+    "TransportBroken",
+    "TransportClosed",
+    "wire_messages",
+]
 
 import abc
 import asyncio
 import collections
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from ..types.errors import TransportBroken, TransportClosed  # (defined in the errors tree; part of this interface)
 from ..types.ids import RequestId
@@ -64,14 +75,6 @@ _NO_WAITERS: tuple[()] = ()
 class Transport(abc.ABC):
     """How messages reach the peer and come back; see the module docstring for what to override."""
 
-    #: True for transports that send each message where its request lives (HTTP):
-    #: the runtime then calls ``write_routed`` with the peer's request id per item.
-    routes_by_request: bool = False
-    #: True where callers are named by an authenticator (HTTP): then ``principal`` None is an
-    #: anonymous caller, not one known by its connection (stdio and memory carry one client).
-    authenticates_callers: bool = False
-    #: Who is calling, as the authenticator named them; None without one.
-    principal: str | None = None
     #: True where ``start`` after ``close`` reaches a fresh peer that saw nothing written before (a
     #: spawned server: a new process). A ``Client`` whose era probe went unanswered starts afresh
     #: then, so that a late answer to the probe cannot meet its ``initialize``.
@@ -90,10 +93,6 @@ class Transport(abc.ABC):
 
         Raises ``TransportBroken`` when the peer is gone.
         """
-
-    def write_routed(self, items: list[tuple[Outgoing, RequestId | None]]) -> None:
-        """Queue messages, each with the id of the peer's request it belongs to (or None)."""
-        self.write([item for item, _ in items])
 
     def push_to(self, sink: Callable[[list[Any]], None]) -> bool:
         """Hand each inbound batch to ``sink`` as it is read, instead of through ``receive``;
@@ -128,14 +127,37 @@ class Transport(abc.ABC):
         its own response (HTTP) ends that response here.
         """
 
-    def close_stream(self, request_id: RequestId) -> bool:
-        """End the response carrying the peer's request ``request_id`` now, keeping what follows
-        for the client to resume; False where there is no such stream (the default)."""
-        return False
-
     @abc.abstractmethod
     async def close(self) -> None:
         """Release the transport; safe to call twice."""
+
+
+class RoutedTransport(Protocol):
+    """A transport that sends each message on the response of the peer's request it belongs
+    to (the HTTP host's session transport). Readers find it by ``routes_by_request``, read
+    once with a default of False; a transport without it is written with ``write``."""
+
+    #: True: the runtime calls ``write_routed`` instead of ``write``, with the peer's request id per item.
+    routes_by_request: bool
+
+    def write_routed(self, items: list[tuple[Outgoing, RequestId | None]]) -> None:
+        """Queue messages, each with the id of the peer's request it belongs to (or None)."""
+
+    def close_stream(self, request_id: RequestId) -> bool:
+        """End the response carrying the peer's request ``request_id`` now, keeping what follows
+        for the client to resume (handshake-era HTTP, SEP-1699 polling); False where there is
+        no such stream."""
+
+
+class AuthenticatedTransport(Protocol):
+    """A transport whose callers an authenticator names (the HTTP host's). Readers take
+    ``principal`` with a default of None and ``authenticates_callers`` of False: stdio and
+    memory carry one client, known by its connection."""
+
+    #: True: a ``principal`` of None is an anonymous caller, not one known by its connection.
+    authenticates_callers: bool
+    #: Who is calling, as the authenticator named them; None for an anonymous caller.
+    principal: str | None
 
 
 class PushedTransport(Transport):

@@ -208,7 +208,7 @@ class TaskService:
         session_id = getattr(transport, "session_id", None)
         if context.era == "handshake" and isinstance(session_id, str):
             return "session:" + _hash(session_id)
-        if transport.authenticates_callers:
+        if getattr(transport, "authenticates_callers", False):
             return "anonymous"
         return self.server.connection_scope(context.connection) or "anonymous"
 
@@ -222,7 +222,7 @@ class TaskService:
         if principal is not None:
             return Budget("principal:" + _hash(str(principal)), self.limit, "this caller")
         transport = context.connection.transport
-        if not transport.authenticates_callers:
+        if not getattr(transport, "authenticates_callers", False):
             return Budget(self.server.connection_scope(context.connection) or "anonymous", self.limit, "this caller")
         address = caller_address()
         if address is None:  # (an ASGI server that names no client: every anonymous caller together)
