@@ -25,11 +25,11 @@ its POSTs must reach the same process, which a round-robin balancer does not pro
 
 from __future__ import annotations
 
-__all__ = ["KEEPALIVE", "MESSAGES_PATH", "SSE_PATH", "LegacySse"]
+__all__ = ["KEEPALIVE", "MESSAGES_PATH", "SSE_PATH", "LegacySse", "SseHost"]
 
 import logging
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, quote
 
 from ..framing import http as H
@@ -49,7 +49,11 @@ from .streams import SSE_HEADERS, encode_message
 
 if TYPE_CHECKING:
     from ..protocol.events import Outgoing
-    from .app import HttpApp
+    from .client_limits import StreamRules
+    from .gate import ResourceAuth
+    from .limits import BodyDeadlines
+    from .served import HostedServer
+    from .sessions import SessionRegistry
 
 logger = logging.getLogger("backchannel.http")
 
@@ -97,10 +101,25 @@ class _Session:
         self.connection.finish("the client closed its HTTP+SSE stream")
 
 
+class SseHost(Protocol):
+    """What the HTTP+SSE endpoints take of the app that mounts them (``HttpApp``): its path,
+    server, authenticator and limits, and its live sessions, which count against the same cap."""
+
+    path: str
+    server: HostedServer
+    auth: ResourceAuth | None
+    max_body_bytes: int
+    max_sessions: int | None
+    retry_after: int
+    sessions: SessionRegistry
+    streams: StreamRules
+    body_deadlines: BodyDeadlines
+
+
 class LegacySse:
     """``GET /sse`` and ``POST /messages/`` of the HTTP+SSE transport, for one ``HttpApp``."""
 
-    def __init__(self, app: HttpApp) -> None:
+    def __init__(self, app: SseHost) -> None:
         self.app = app
         #: Live sessions by id: one per open ``GET /sse`` stream.
         self.sessions: dict[str, _Session] = {}
