@@ -64,8 +64,9 @@ from .limits import (
 )
 from .responses import send_rejection
 from .session_posts import open_session, post_to_session
+from .session_registry import SessionRegistry
 from .session_responses import names_get_stream, resume_stream, serve_get_stream
-from .sessions import HttpSession, SessionRegistry
+from .sessions import HttpSession
 from .shared_events import StateEventStore
 from .stateless import MirroredHeaders, serve_stateless
 

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from .gate import ResourceAuth
     from .limits import BodyDeadlines
     from .served import HostedServer
-    from .sessions import SessionRegistry
+    from .session_registry import SessionRegistry
 
 logger = logging.getLogger("backchannel.http")
 
