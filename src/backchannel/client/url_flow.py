@@ -41,6 +41,7 @@ __all__ = [
     "UrlFlowControls",
     "UrlFlowIncomplete",
     "UrlFlowTracker",
+    "UrlParty",
     "answer",
     "ask",
     "retry_after_url_flows",
@@ -52,16 +53,13 @@ import ipaddress
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 from urllib.parse import urlsplit
 
 from ..types.elicitation import URL_FLOW_WORDS, UrlFlowWord, url_flow_offers, url_flow_said
 from ..types.errors import URL_ELICITATION_REQUIRED, InvalidParams, RequestError
 from ..types.wording import counted
 from .url_controls import ControlledAnswer, UrlFlowControls, hold
-
-if TYPE_CHECKING:
-    from .inputs import InputHandlers
 
 Action = Literal["accept", "decline", "cancel"]
 _KEPT_IDS = 256
@@ -236,9 +234,24 @@ class UrlFlowTracker:
         return True
 
 
+class UrlParty(Protocol):
+    """What the ``-32042`` retry needs of the client's side: the handler that asks the person,
+    the name of the server shown to them, and the flows already accepted (``InputHandlers``
+    has the three)."""
+
+    @property
+    def url_elicitation(self) -> UrlElicitationHandler | None: ...
+
+    @property
+    def server_name(self) -> str: ...
+
+    @property
+    def url_flows(self) -> UrlFlowTracker: ...
+
+
 async def retry_after_url_flows(
     call: Callable[[], Awaitable[dict[str, Any]]],
-    inputs: InputHandlers,
+    inputs: UrlParty,
     *,
     wait: float,
     retries: int,
@@ -259,7 +272,7 @@ async def retry_after_url_flows(
             await _run_flows(error, inputs, wait)
 
 
-async def _run_flows(error: RequestError, inputs: InputHandlers, wait: float) -> None:
+async def _run_flows(error: RequestError, inputs: UrlParty, wait: float) -> None:
     data = error.data if isinstance(error.data, Mapping) else {}
     listed = data.get("elicitations")
     if not isinstance(listed, list) or not listed:
