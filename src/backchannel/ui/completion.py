@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "DEBOUNCE",
     "QuestionCompleter",
+    "TabSource",
     "TypingCompleter",
     "argument_completer",
     "complete_line",
@@ -24,8 +25,8 @@ import asyncio
 import math
 import re
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote, unquote
 
 from prompt_toolkit.application.current import get_app
@@ -39,10 +40,13 @@ from .commands import ALIASES, COMMANDS
 from .questions import Completer, Question
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from prompt_toolkit.buffer import Buffer
 
     from ..client.client import Client
-    from .session import TerminalSession
+    from ..types.prompts import Prompt
+    from ..types.tools import Tool
 
 #: Seconds typing must pause before a field's completions are asked of the server. People type a
 #: key every 100-300 ms within a word, and a pause of 150 ms is not yet felt as a wait.
@@ -51,7 +55,28 @@ DEBOUNCE = 0.15
 _SIMPLE_VARIABLE = re.compile(r"\{(\+?)([A-Za-z0-9_]+)\}")
 
 
-def completions(session: TerminalSession, text: str) -> list[str]:
+class TabSource(Protocol):
+    """What Tab reads of the session it completes for (``TerminalSession`` has it all): the
+    server's names by kind, the tools and prompts last listed, the roots, and the client once
+    connected."""
+
+    @property
+    def names(self) -> Mapping[str, list[str]]: ...
+
+    @property
+    def tools(self) -> Mapping[str, Tool]: ...
+
+    @property
+    def prompts(self) -> Mapping[str, Prompt]: ...
+
+    @property
+    def roots(self) -> Sequence[Path]: ...
+
+    @property
+    def client(self) -> Client | None: ...
+
+
+def completions(session: TabSource, text: str) -> list[str]:
     """What Tab offers for the word being typed at the end of ``text`` (the command line so far)."""
     words = text.split(" ")
     if len(words) == 1:
@@ -85,7 +110,7 @@ def completions(session: TerminalSession, text: str) -> list[str]:
     return [option for option in dict.fromkeys(options) if option.startswith(current)]
 
 
-async def complete_line(session: TerminalSession, text: str) -> list[str]:
+async def complete_line(session: TabSource, text: str) -> list[str]:
     """``completions`` plus what the server offers (``completion/complete``) for the
     variable of a resource template being typed after ``read``: ``read demo://cities/Po``."""
     options = completions(session, text)
