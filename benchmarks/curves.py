@@ -37,6 +37,7 @@ import curve_report  # noqa: E402
 import curve_stdio  # noqa: E402
 from curve_stdio import Series  # noqa: E402
 from fleet_services import missing_services  # noqa: E402
+from servers import node_binary  # noqa: E402
 
 PY = sys.executable
 OUT_DIR = HERE / "curves"
@@ -280,13 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, default=OUT_DIR, help="where data.json and the PNGs go")
     parser.add_argument("--logs", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "bench-logs")
     ns = parser.parse_args(argv)
-    import run  # the node binary, as the contract runs find it
-
     names = [] if ns.redraw else ns.only or ALL
     if ns.tiny:  # never over the real data: its own folder and its own copy of RESULTS.md
         tiny = ns.logs / "curves-tiny"
-        return curves_main(names, TINY, run.node_binary(), ns.logs, tiny / "RESULTS.md", tiny)
-    return curves_main(names, FULL, run.node_binary(), ns.logs, ns.out, ns.out_dir)
+        return curves_main(names, TINY, node_binary(), ns.logs, tiny / "RESULTS.md", tiny)
+    return curves_main(names, FULL, node_binary(), ns.logs, ns.out, ns.out_dir)
 
 
 if __name__ == "__main__":

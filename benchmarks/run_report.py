@@ -18,7 +18,7 @@ from report_format import Samples, Target, fmt, fmt_ratio, median_of, ratios, ta
 import tasks as tasks_bench
 
 if TYPE_CHECKING:
-    from run import Spec
+    from servers import Spec
 
 
 @dataclass(frozen=True)
