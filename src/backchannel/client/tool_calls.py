@@ -24,7 +24,8 @@ from ..runtime.connection import ProgressCallback
 from ..types.errors import MCPError, RequestTimeout
 from ..types.tools import CallToolResult
 from .era_detection import converted
-from .tasks import TaskState, ToolTask
+from .task_state import TaskState
+from .tasks import ToolTask
 
 if TYPE_CHECKING:
     from .client import Client
