@@ -88,6 +88,7 @@ __all__ = [
     "TransportBroken",
     "TransportClosed",
     "UnsupportedProtocolVersion",
+    "UpstreamUnavailable",
     "UrlElicitationRequired",
     "UseDpopNonce",
     "VerifierUnavailable",
@@ -276,6 +277,13 @@ class StateUnavailable(MCPError):
     Answered as -32603 with a message that names the store and says to try again; the state
     reconnects by itself. When the store stopped answering (rather than refused), the call
     may still have taken effect: a message published, a key set."""
+
+    code = INTERNAL_ERROR
+
+
+class UpstreamUnavailable(MCPError):
+    """A bridge's upstream server (``backchannel proxy``, a mount) could not be started or
+    reached, or went away: answered as -32603 naming it in the message and in ``data.upstream``."""
 
     code = INTERNAL_ERROR
 

@@ -1,0 +1,145 @@
+"""``Proxy``: a server whose every request is answered by one upstream server (``backchannel proxy``).
+
+The proxy is a ``Server``, so it serves both eras over stdio or HTTP as any backchannel server
+does; what it answers it takes from its ``Upstream`` (``upstream.py``), which carries the reverse
+channel across. It answers itself only what belongs to its own hop: ``initialize``,
+``server/discover`` and ``ping``, the log level a handshake-era client sets (passed upstream too),
+and the subscriptions of its clients (each ``resources/subscribe`` also goes upstream). What it
+offers is what the upstream offers of the features it carries.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Proxy"]
+
+import asyncio
+from typing import Any
+
+from .._version import __version__
+from ..protocol.events import NotificationReceived, RequestReceived
+from ..runtime.connection import Connection
+from ..server.context import CURRENT_CONTEXT, Context
+from ..server.server import Server
+from ..types.errors import MethodNotFound
+from .upstream import Upstream, UpstreamSpec
+
+#: The upstream's capabilities the proxy offers in turn (their sub-flags as the upstream has them).
+_OFFERED = ("tools", "prompts", "resources", "logging", "completions")
+#: Answered by the proxy itself (``Server``'s routes), after the upstream is connected.
+_OWN = frozenset(("initialize", "server/discover", "ping", "subscriptions/listen", "logging/setLevel"))
+#: Answered here, with the upstream watching the resource for the proxy's clients.
+_SUBSCRIBING = frozenset(("resources/subscribe", "resources/unsubscribe"))
+
+
+class Proxy(Server):
+    """A server in front of one upstream server, carrying the reverse channel across eras.
+
+    ``upstream`` says where the upstream is (``UpstreamSpec``: a command or a URL); every other
+    keyword is ``Server``'s. ``name`` defaults to ``"backchannel-proxy"``; the ``initialize`` and
+    ``server/discover`` answers carry the upstream's ``serverInfo`` and ``instructions``."""
+
+    def __init__(self, upstream: UpstreamSpec, *, name: str = "backchannel-proxy", **options: Any) -> None:
+        super().__init__(name, __version__, **options)
+        self.upstream = Upstream(upstream, sealer=self.state_sealer, notified=self._upstream_notified)
+
+    def capabilities(self) -> dict[str, Any]:
+        """What the upstream offers of the features the proxy carries (nothing before it is connected)."""
+        client = self.upstream.connected
+        if client is None:
+            return {}
+        offered = client.server_capabilities
+        return {name: offered[name] for name in _OFFERED if name in offered}
+
+    def answer_now(self, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
+        """Nothing is answered inline: every answer comes from upstream."""
+        return None
+
+    async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        """Forward ``request`` upstream with its ``Context``, or answer it here (``_OWN``)."""
+        method = request.method
+        allowed = self._allowed.get(request.version or "")
+        if allowed is not None and method not in allowed:
+            raise MethodNotFound(f"Method not found: {method}")
+        if method in _OWN:
+            return await self._answer_here(request, connection)
+        if method in _SUBSCRIBING:
+            return await self._subscribe(request, connection)
+        context = Context(self, connection, request)
+        token = CURRENT_CONTEXT.set(context)
+        try:
+            return await self.upstream.forward(method, request.params, context)
+        finally:
+            CURRENT_CONTEXT.reset(token)
+
+    async def _answer_here(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        method = request.method
+        declared = request.params.get("capabilities") if method == "initialize" else request.client_capabilities
+        if method == "initialize" or request.era == "stateless":
+            client = await self.upstream.client_for(declared if isinstance(declared, dict) else None)
+        else:
+            client = self.upstream.connected or await self.upstream.client_for(None)
+        watched: list[str] = []
+        if method == "subscriptions/listen":
+            wanted = request.params.get("notifications")
+            uris = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
+            for uri in uris if isinstance(uris, list) else ():
+                if isinstance(uri, str):
+                    await self.upstream.watch(uri)
+                    watched.append(uri)
+        try:
+            result = await super().handle_request(request, connection)
+        finally:
+            for uri in watched:
+                self.upstream.unwatch(uri)
+        if method in ("initialize", "server/discover"):
+            result = self._introduced(result, client.server_info, client.instructions)
+        elif method == "logging/setLevel":
+            await self.upstream.level_changed(request.params["level"])
+        return result
+
+    async def _subscribe(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        """``resources/subscribe`` (or ``unsubscribe``): kept here for this client, and watched upstream."""
+        before = set(self.connection_state(connection).subscriptions)
+        result = await super().handle_request(request, connection)
+        uri = request.params["uri"]
+        if request.method == "resources/subscribe" and uri not in before:
+            await self.upstream.watch(uri)
+        elif request.method == "resources/unsubscribe" and uri in before:
+            self.upstream.unwatch(uri)
+        return result
+
+    @staticmethod
+    def _introduced(result: dict[str, Any], info: dict[str, Any], instructions: str | None) -> dict[str, Any]:
+        result = dict(result)
+        if "serverInfo" in result and info:
+            result["serverInfo"] = info
+        if instructions:
+            result["instructions"] = instructions
+        else:
+            result.pop("instructions", None)
+        return result
+
+    def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None:
+        """A downstream client's roots changed: its upstream sessions are told too."""
+        super().handle_notification(notification, connection)
+        if notification.method == "notifications/roots/list_changed":
+            client = self.upstream.connected
+            if client is not None and client.session.era == "handshake":
+                client.connection.notify("notifications/roots/list_changed")
+
+    def _upstream_notified(self, method: str, params: dict[str, Any]) -> None:
+        if method.endswith("/list_changed") and method != "notifications/roots/list_changed":
+            self.list_changed_here(method)
+        elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
+            self.resource_updated_here(params["uri"])
+        elif method == "notifications/elicitation/complete":
+            for connection in list(self._connections):
+                if connection.handshake_completed is not None and not connection.closed.is_set():
+                    connection.notify(method, params)
+
+    async def serve(self, transport: Any) -> None:
+        """Serve one client over ``transport``; the upstream is closed when the proxy stops."""
+        try:
+            await super().serve(transport)
+        finally:
+            await asyncio.shield(self.upstream.aclose())

@@ -1,0 +1,541 @@
+"""An upstream server seen as a client: the requests forwarded to it, its questions relayed back.
+
+``Upstream`` holds the clients of one upstream server (``UpstreamSpec``: a command over stdio or a
+URL over HTTP) and forwards a downstream request to it with ``forward(method, params, ctx)``, where
+``ctx`` is the downstream request's ``Context``. What the upstream does meanwhile reaches the
+downstream client in the form of the client's own era:
+
+- its progress becomes ``ctx.report_progress`` on the downstream token, its log messages ``ctx.log``
+  at the downstream level;
+- its questions (``elicitation/create``, ``sampling/createMessage``, ``roots/list``), whether it asks
+  them as requests of its own (handshake era) or as an ``InputRequiredResult`` (stateless era), reach
+  a handshake-era client as requests on its session and a stateless-era client as the
+  ``inputRequests`` of an ``InputRequiredResult`` (see ``forward``);
+- a downstream cancellation cancels the upstream request (the runtime cancels the handler, and a
+  cancelled wait cancels its request on the wire), and a late answer is dropped.
+
+Capabilities are carried honestly: the upstream session declares what the downstream client
+declared of elicitation, sampling and roots, and nothing else. Clients are kept per set of those
+capabilities, so two downstream clients that declared different ones never share a session whose
+declaration fits only one of them.
+
+A handshake-era upstream asks its questions on its session while the call waits; a stateless-era
+downstream client can only be asked through its call's answer. The bridge then keeps the upstream
+call running in this process (``_Held``), answers the downstream call with the questions and a
+``requestState`` sealed with the server's key that names the held call, and resumes it when the
+client retries with the answers. That state is only good in the process that made it, for the
+sealer's TTL. An upstream's own ``requestState`` is sealed inside ours, so the client never sees it
+raw and cannot send it anywhere else; it reaches the upstream byte for byte.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Upstream", "UpstreamSpec"]
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ..client.client import Client
+from ..protocol.events import NotificationReceived, ProgressReceived, RequestReceived
+from ..server.mrtr import StateSealer, binding_of
+from ..types import meta as M
+from ..types.errors import ConnectionClosed, InvalidParams, LocalProtocolError, MCPError, UpstreamUnavailable
+from ..types.logging import LOG_LEVEL_RANK
+from ..types.versions import EraSpelling
+from .translate import CAPABILITY_OF, carried_capabilities, downstream_result, upstream_params
+
+if TYPE_CHECKING:
+    import httpx2
+
+    from ..runtime.connection import Connection
+    from ..server.context import Context
+
+logger = logging.getLogger("backchannel.bridge")
+_key_of = msgspec.json.Encoder(order="sorted").encode
+#: How many times one downstream handshake-era call answers a stateless upstream's questions.
+MAX_ROUNDS = 32
+#: ``requestState`` payload keys: the upstream's own state, or the id of a call held here.
+_UPSTREAM_STATE = "u"
+_HELD = "h"
+
+
+@dataclass(frozen=True)
+class UpstreamSpec:
+    """Where the upstream server is: ``command`` (spawned, over stdio) or ``url`` (Streamable HTTP,
+    or HTTP+SSE found the way ``Client.http`` finds it), with ``headers`` and ``auth`` for HTTP, and
+    the ``era`` to speak to it (``"auto"`` probes)."""
+
+    command: Sequence[str] = ()
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    auth: httpx2.Auth | None = None
+    era: EraSpelling = "auto"
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+
+    def __post_init__(self) -> None:
+        if bool(self.command) == (self.url is not None):
+            raise ValueError("an upstream is a command or a URL, exactly one of them")
+
+    @property
+    def name(self) -> str:
+        """The upstream as a person would name it: its URL or its command line."""
+        return self.url if self.url is not None else " ".join(self.command)
+
+    def client(self, upstream: Upstream, declared: dict[str, Any]) -> UpstreamClient:
+        """A client (not yet connected) of this upstream that declares ``declared``."""
+        if self.url is not None:
+            from ..transports.http.client import HttpClientTransport
+
+            transport: Any = HttpClientTransport(self.url, headers=self.headers, auth=self.auth)
+        else:
+            from ..telemetry.spans import on_pipe
+            from ..transports.stdio import StdioClientTransport
+
+            env = None if self.env is None else {**os.environ, **self.env}
+            transport = on_pipe(StdioClientTransport(self.command[0], self.command[1:], env=env, cwd=self.cwd))
+        return UpstreamClient(transport, upstream=upstream, declared=declared, era=self.era)
+
+
+class UpstreamClient(Client):
+    """A ``Client`` whose answers to the server's questions come from the downstream client."""
+
+    def __init__(self, transport: Any, *, upstream: Upstream, declared: dict[str, Any], era: EraSpelling) -> None:
+        super().__init__(transport, name="backchannel-proxy", era=era, request_timeout=None)
+        self.capabilities = declared
+        self.session.config = replace(self.session.config, capabilities=declared)
+        self.upstream = upstream
+        #: The log level last asked of a handshake-era upstream (``logging/setLevel``).
+        self.level_set: str | None = None
+
+    async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        if request.method == "ping":
+            return {}
+        return await self.upstream.relay_question(self, request.method, request.params)
+
+    def handle_notification(self, notification: NotificationReceived, connection: Connection) -> Awaitable[None] | None:
+        super().handle_notification(notification, connection)  # its caches and URL flows
+        return self.upstream.notified(self, notification.method, notification.params)
+
+
+@dataclass(slots=True, eq=False)
+class _Call:
+    """A downstream request under way upstream: where the upstream's questions and logs go."""
+
+    ctx: Context
+    #: Set when the downstream client is of the stateless era and the upstream asks on its session.
+    held: _Held | None = None
+
+
+@dataclass(slots=True, eq=False)
+class _Held:
+    """An upstream call kept running across a stateless-era client's rounds."""
+
+    id: str
+    task: asyncio.Task[dict[str, Any]] | None = None
+    #: Questions asked and not yet answered: key -> (the request as ``inputRequests`` shows it, its answer).
+    asked: dict[str, tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = field(default_factory=dict)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    expiry: asyncio.TimerHandle | None = None
+    numbers: itertools.count[int] = field(default_factory=itertools.count)
+
+    async def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        key = f"upstream-{next(self.numbers)}"
+        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        request: dict[str, Any] = {"method": method}
+        if params:
+            request["params"] = params
+        self.asked[key] = (request, answer)
+        self.changed.set()
+        try:
+            return await answer
+        finally:
+            self.asked.pop(key, None)
+
+    def stop(self) -> None:
+        if self.expiry is not None:
+            self.expiry.cancel()
+        if self.task is not None:
+            self.task.cancel()
+
+
+class Upstream:
+    """One upstream server, its clients, and the downstream requests under way on it."""
+
+    def __init__(
+        self,
+        spec: UpstreamSpec,
+        *,
+        sealer: StateSealer,
+        notified: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.sealer = sealer
+        #: Told each notification of the upstream the bridge passes on (list changes, resource updates...).
+        self.on_notification = notified
+        self._clients: dict[bytes, UpstreamClient] = {}
+        self._connecting = asyncio.Lock()
+        self._calls: dict[UpstreamClient, list[_Call]] = {}
+        self._held: dict[str, _Held] = {}
+        #: The handshake-era downstream connection a question or log with no call of its own goes to.
+        self.downstream: Connection | None = None
+        self._listening: list[asyncio.Task[None]] = []
+        self._watchers: dict[str, int] = {}
+        self._watching: dict[str, asyncio.Task[None]] = {}
+
+    # ---------------------------------------------------------------- clients
+
+    async def client_for(self, declared: dict[str, Any] | None) -> UpstreamClient:
+        """The connected client that declares what a downstream client that declared ``declared``
+        may be asked; connected now if there is none (``UpstreamUnavailable`` when it can't be)."""
+        carried = carried_capabilities(declared)
+        key = _key_of(carried)
+        client = self._clients.get(key)
+        if client is not None and not client.connection.closed.is_set():
+            return client
+        async with self._connecting:
+            client = self._clients.get(key)
+            if client is not None and not client.connection.closed.is_set():
+                return client
+            if client is not None:
+                await self._drop(client)
+            client = self.spec.client(self, carried)
+            try:
+                await client.__aenter__()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                message = f"upstream {self.spec.name} is unavailable: {_one_line(exc)}"
+                logger.error("%s", message)
+                raise UpstreamUnavailable(message, data={"upstream": self.spec.name}) from None
+            self._clients[key] = client
+            if client.session.era == "stateless":  # its list changes come on a listen stream only
+                self._listen_for_lists(client)
+            return client
+
+    def _listen_for_lists(self, client: UpstreamClient) -> None:
+        offered = client.server_capabilities
+        wanted = {
+            kind: isinstance(offered.get(kind), dict) and offered[kind].get("listChanged") is True
+            for kind in ("tools", "prompts", "resources")
+        }
+        if any(wanted.values()):
+            self._listening.append(asyncio.get_running_loop().create_task(self._hear(client.listen(**wanted))))
+
+    @staticmethod
+    async def _hear(events: Any) -> None:
+        """Keep a listen stream open; what it hears reaches ``notified`` as the client takes it in."""
+        with contextlib.suppress(Exception):
+            async with events as stream:
+                async for _ in stream:
+                    pass
+
+    async def watch(self, uri: str) -> None:
+        """Hear of changes to the resource ``uri`` upstream (``resources/subscribe``, or a
+        ``subscriptions/listen`` of a stateless-era upstream); once however many ask."""
+        self._watchers[uri] = self._watchers.get(uri, 0) + 1
+        if self._watchers[uri] > 1:
+            return
+        client = self.connected
+        if client is None:
+            return
+        started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        async def hear() -> None:
+            try:
+                async with client.listen(uri) as stream:
+                    started.set_result(None)
+                    async for _ in stream:
+                        pass
+            except Exception as exc:
+                if not started.done():
+                    started.set_exception(exc)
+
+        self._watching[uri] = asyncio.get_running_loop().create_task(hear())
+        await started
+
+    def unwatch(self, uri: str) -> None:
+        """The last of those who asked ``watch(uri)`` no longer needs it."""
+        count = self._watchers.get(uri, 0) - 1
+        if count > 0:
+            self._watchers[uri] = count
+            return
+        self._watchers.pop(uri, None)
+        task = self._watching.pop(uri, None)
+        if task is not None:
+            task.cancel()
+
+    @property
+    def connected(self) -> UpstreamClient | None:
+        """A connected client, if any (what the upstream offers is read from it)."""
+        for client in self._clients.values():
+            if not client.connection.closed.is_set():
+                return client
+        return None
+
+    async def _drop(self, client: UpstreamClient) -> None:
+        for key, kept in list(self._clients.items()):
+            if kept is client:
+                del self._clients[key]
+        with contextlib.suppress(Exception):
+            await client.aclose()
+
+    async def aclose(self) -> None:
+        """Stop every held call and close every client."""
+        for task in [*self._listening, *self._watching.values()]:
+            task.cancel()
+        for held in list(self._held.values()):
+            held.stop()
+        self._held.clear()
+        for client in list(self._clients.values()):
+            await self._drop(client)
+
+    # ---------------------------------------------------------------- forwarding
+
+    async def forward(self, method: str, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        """Send the downstream request ``method`` upstream and return its result, as the
+        downstream client's era and revision have it; the upstream's error, code and data
+        unchanged, as an ``MCPError``."""
+        era = ctx.era
+        if era == "handshake":
+            self.downstream = ctx.connection
+        binding = binding_of(method, params, ctx.principal)
+        sent = upstream_params(params)
+        state = params.get("requestState")
+        if era == "stateless" and state is not None:
+            payload = self.sealer.open(state, binding)
+            if _HELD in payload:
+                return await self._resume(payload[_HELD], method, params, ctx, binding)
+            if _UPSTREAM_STATE in payload:
+                sent = {**sent, "inputResponses": params.get("inputResponses", {})}
+                if payload[_UPSTREAM_STATE] is not None:
+                    sent["requestState"] = payload[_UPSTREAM_STATE]
+        client = await self.client_for(ctx.client_capabilities)
+        sent = await self._with_log_level(client, sent, ctx)
+        if era == "stateless" and client.session.era == "handshake" and method in _MAY_ASK:
+            return await self._hold(client, method, sent, ctx, binding)
+        call = _Call(ctx)
+        result = await self._call(client, call, method, sent)
+        rounds = 0
+        while result.get("resultType") == "input_required":
+            if era == "stateless":  # the same era both sides: the questions pass as they are
+                sealed = self.sealer.seal({_UPSTREAM_STATE: result.get("requestState")}, binding)
+                passed: dict[str, Any] = {"resultType": "input_required", "requestState": sealed}
+                if "inputRequests" in result:
+                    passed["inputRequests"] = result["inputRequests"]
+                return passed
+            rounds += 1
+            if rounds > MAX_ROUNDS:
+                raise MCPError(f"{method}: the upstream asked more than {MAX_ROUNDS} rounds of questions")
+            answers = await self._answer_here(ctx, result.get("inputRequests") or {})
+            retry = {**sent, "inputResponses": answers}
+            if "requestState" in result:
+                retry["requestState"] = result["requestState"]  # byte for byte
+            result = await self._call(client, call, method, retry)
+        return downstream_result(method, result, era, ctx.protocol_version)
+
+    async def _call(self, client: UpstreamClient, call: _Call, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        calls = self._calls.setdefault(client, [])
+        calls.append(call)
+        try:
+            return await client.connection.request(
+                method, params, timeout=None, on_progress=self._progress_to(call) if _asks_progress(call) else None
+            )
+        except MCPError as exc:
+            if isinstance(exc, ConnectionClosed):
+                raise UpstreamUnavailable(f"upstream {self.spec.name}: {exc.message}") from None
+            raise
+        finally:
+            calls.remove(call)
+
+    @staticmethod
+    def _progress_to(call: _Call) -> Callable[[ProgressReceived], Awaitable[None]]:
+        async def progressed(progress: ProgressReceived) -> None:
+            with contextlib.suppress(LocalProtocolError):  # not increasing, or after the answer: not passed on
+                await call.ctx.report_progress(progress.progress, progress.total, progress.message)
+
+        return progressed
+
+    async def _with_log_level(self, client: UpstreamClient, sent: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        """The downstream client's log level, carried upstream: in the stateless era in the
+        request's ``_meta``; in the handshake era by ``logging/setLevel`` when it changed."""
+        level = _level_of(ctx)
+        if level is None or "logging" not in client.server_capabilities:
+            return sent
+        if client.session.era == "stateless":
+            return {**sent, "_meta": {**sent.get("_meta", {}), M.LOG_LEVEL: level}}
+        if client.level_set != level:
+            client.level_set = level
+            with contextlib.suppress(MCPError):
+                await client.connection.request("logging/setLevel", {"level": level}, timeout=None)
+        return sent
+
+    async def level_changed(self, level: str) -> None:
+        """A handshake-era downstream client set its log level: handshake-era upstreams hear it now
+        (their log messages outside any call are sent at it); stateless ones with each request."""
+        for client in list(self._clients.values()):
+            if (
+                client.session.era == "handshake"
+                and "logging" in client.server_capabilities
+                and client.level_set != level
+                and not client.connection.closed.is_set()
+            ):
+                client.level_set = level
+                with contextlib.suppress(MCPError):
+                    await client.connection.request("logging/setLevel", {"level": level}, timeout=None)
+
+    async def _answer_here(self, ctx: Context, requests: dict[str, Any]) -> dict[str, Any]:
+        """A stateless upstream's ``inputRequests``, asked of a handshake-era downstream client as requests."""
+
+        async def one(request: Any) -> dict[str, Any]:
+            if not isinstance(request, dict) or not isinstance(request.get("method"), str):
+                raise MCPError("the upstream sent a malformed input request", data=request)
+            return await self._ask(ctx, request["method"], request.get("params") or {})
+
+        keys = list(requests)
+        answers = await asyncio.gather(*(one(requests[key]) for key in keys))
+        return dict(zip(keys, answers, strict=True))
+
+    @staticmethod
+    async def _ask(ctx: Context, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        capability = CAPABILITY_OF.get(method)
+        if capability is None:
+            raise MCPError(f"the upstream asked {method}, which the bridge cannot carry", code=-32601)
+        if method == "elicitation/create" and params.get("mode") == "url":
+            capability = "elicitation.url"
+        return await ctx.request_input(method, params, capability)
+
+    # ---------------------------------------------------------------- held calls
+
+    async def _hold(
+        self, client: UpstreamClient, method: str, sent: dict[str, Any], ctx: Context, binding: str
+    ) -> dict[str, Any]:
+        held = _Held(os.urandom(12).hex())
+        call = _Call(ctx, held)
+        held.task = asyncio.get_running_loop().create_task(self._call(client, call, method, sent))
+        self._held[held.id] = held
+        held.task.add_done_callback(lambda _: self._held.pop(held.id, None) if not held.asked else None)
+        return await self._outcome(held, call, method, binding)
+
+    async def _resume(
+        self, held_id: Any, method: str, params: dict[str, Any], ctx: Context, binding: str
+    ) -> dict[str, Any]:
+        held = self._held.get(held_id) if isinstance(held_id, str) else None
+        if held is None or held.task is None:
+            raise InvalidParams(
+                f"{method}: the upstream call this requestState continues is gone (it expired, or another "
+                "proxy process made it); send the request again without requestState"
+            )
+        if held.expiry is not None:
+            held.expiry.cancel()
+            held.expiry = None
+        responses = params.get("inputResponses") or {}
+        if not isinstance(responses, dict):
+            raise InvalidParams("inputResponses must be an object keyed like the inputRequests")
+        for key, (_, answer) in list(held.asked.items()):
+            response = responses.get(key)
+            if isinstance(response, dict) and not answer.done():
+                answer.set_result(response)
+        for calls in self._calls.values():  # its questions and progress go to this round now
+            for call in calls:
+                if call.held is held:
+                    call.ctx = ctx
+        return await self._outcome(held, _Call(ctx, held), method, binding)
+
+    async def _outcome(self, held: _Held, call: _Call, method: str, binding: str) -> dict[str, Any]:
+        """Wait until the held call asks something not yet answered, or ends."""
+        assert held.task is not None
+        try:
+            while True:
+                unanswered = {key: request for key, (request, answer) in held.asked.items() if not answer.done()}
+                if unanswered:
+                    break
+                if held.task.done():
+                    self._held.pop(held.id, None)
+                    return downstream_result(method, held.task.result(), call.ctx.era, call.ctx.protocol_version)
+                held.changed.clear()
+                waiter = asyncio.ensure_future(held.changed.wait())
+                try:
+                    await asyncio.wait((waiter, held.task), return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waiter.cancel()
+        except asyncio.CancelledError:  # the downstream client cancelled this round: the call ends
+            self._held.pop(held.id, None)
+            held.stop()
+            raise
+        sealed = self.sealer.seal({_HELD: held.id}, binding)
+        held.expiry = asyncio.get_running_loop().call_later(self.sealer.ttl, self._expire, held.id)
+        return {"resultType": "input_required", "inputRequests": unanswered, "requestState": sealed}
+
+    def _expire(self, held_id: str) -> None:
+        held = self._held.pop(held_id, None)
+        if held is not None:
+            held.stop()
+
+    # ---------------------------------------------------------------- upstream -> downstream
+
+    def _call_of(self, client: UpstreamClient) -> _Call | None:
+        """The downstream call an upstream question or log belongs to: the latest under way on
+        ``client``. (Neither stdio nor a handshake-era session says which request a question
+        serves; over Streamable HTTP it comes on that request's stream, which the client does
+        not yet tell us.)"""
+        calls = self._calls.get(client)
+        return calls[-1] if calls else None
+
+    async def relay_question(self, client: UpstreamClient, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The downstream client's answer to the upstream's question ``method``."""
+        call = self._call_of(client)
+        if call is not None and call.held is not None:
+            return await call.held.ask(method, params)
+        if call is not None:
+            return await self._ask(call.ctx, method, params)
+        downstream = self.downstream
+        if downstream is None or downstream.closed.is_set():
+            raise MCPError(f"{method}: no downstream client is connected to answer it")
+        return await downstream.request(method, params)
+
+    def notified(self, client: UpstreamClient, method: str, params: dict[str, Any]) -> Awaitable[None] | None:
+        """Pass an upstream notification on: a log message to the call it belongs to, the rest
+        to the server (``on_notification``)."""
+        if method == "notifications/message":
+            call = self._call_of(client)
+            level = params.get("level")
+            if call is not None and isinstance(level, str) and level in LOG_LEVEL_RANK:
+                return call.ctx.log(level, params.get("data"), params.get("logger"))
+            downstream = self.downstream
+            if call is None and downstream is not None and not downstream.closed.is_set():
+                downstream.notify(method, params)
+            return None
+        if method in ("notifications/progress", "notifications/cancelled"):
+            return None
+        if self.on_notification is not None:
+            self.on_notification(method, params)
+        return None
+
+
+#: The methods whose handlers may ask the client something.
+_MAY_ASK = frozenset(("tools/call", "prompts/get", "resources/read", "completion/complete"))
+
+
+def _asks_progress(call: _Call) -> bool:
+    meta = call.ctx.request.params.get("_meta")
+    return type(meta) is dict and M.PROGRESS_TOKEN in meta
+
+
+def _level_of(ctx: Context) -> str | None:
+    if ctx.era == "stateless":
+        return ctx.request.log_level
+    return ctx.server.log_level_for(ctx.connection)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
