@@ -93,7 +93,7 @@ import httptools
 from ...framing import http as H
 from ...types.errors import InternalError, InvalidRequest
 from ..asgi import Message, Scope, Send, send_bytes
-from ..limits import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, RETRY_AFTER, busy, too_slow
+from ..limits import busy, too_slow
 
 logger = logging.getLogger("backchannel.http")
 
@@ -150,17 +150,18 @@ class _Refused(Exception):
 
 
 class Shared:
-    """What the connections of one server share: the app, their settings, who is open."""
+    """What the connections of one server share: the app, their settings, who is open.
+    ``HttpServer`` makes it, with the settings' defaults (``serving.py``)."""
 
     def __init__(
         self,
         app: Any,
         *,
-        header_timeout: float | None = HEADER_TIMEOUT,
-        body_timeout: float | None = BODY_TIMEOUT,
-        max_connections: int | None = MAX_CONNECTIONS,
-        retry_after: int = RETRY_AFTER,
-        keep_alive: float = KEEP_ALIVE,
+        header_timeout: float | None,
+        body_timeout: float | None,
+        max_connections: int | None,
+        retry_after: int,
+        keep_alive: float,
     ) -> None:
         self.app = app
         self.header_timeout = header_timeout
