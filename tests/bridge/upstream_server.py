@@ -12,6 +12,7 @@ import asyncio
 from dataclasses import dataclass
 
 from backchannel import Context, Server
+from backchannel.types.errors import MCPError
 from backchannel.types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, VERSIONS
 
 
@@ -79,6 +80,11 @@ def build(versions: tuple[str, ...]) -> Server:
     def cancellations() -> str:
         """The ids of the calls of ``slow`` that were cancelled."""
         return ",".join(cancelled)
+
+    @server.tool()
+    def refuse() -> str:
+        """Fail with an error of the server's own code and data."""
+        raise MCPError("refused on purpose", code=-32099, data={"why": "a test"})
 
     @server.tool()
     def echo(text: str) -> str:

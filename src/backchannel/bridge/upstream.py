@@ -57,6 +57,8 @@ if TYPE_CHECKING:
 
     from ..runtime.connection import Connection
     from ..server.context import Context
+    from ..server.server import Server
+    from ..transports.base import Transport
 
 logger = logging.getLogger("backchannel.bridge")
 _key_of = msgspec.json.Encoder(order="sorted").encode
@@ -69,9 +71,10 @@ _HELD = "h"
 
 @dataclass(frozen=True)
 class UpstreamSpec:
-    """Where the upstream server is: ``command`` (spawned, over stdio) or ``url`` (Streamable HTTP,
-    or HTTP+SSE found the way ``Client.http`` finds it), with ``headers`` and ``auth`` for HTTP, and
-    the ``era`` to speak to it (``"auto"`` probes)."""
+    """Where the upstream server is: ``command`` (spawned, over stdio), ``url`` (Streamable HTTP,
+    or HTTP+SSE found the way ``Client.http`` finds it) or ``server`` (a backchannel ``Server`` in
+    this process, over a memory transport), with ``headers`` and ``auth`` for HTTP, and the ``era``
+    to speak to it (``"auto"`` probes). ``wrap`` wraps each client transport made (a test's ``Tap``)."""
 
     command: Sequence[str] = ()
     url: str | None = None
@@ -80,28 +83,40 @@ class UpstreamSpec:
     era: EraSpelling = "auto"
     env: Mapping[str, str] | None = None
     cwd: str | None = None
+    server: Server | None = None
+    wrap: Callable[[Transport], Transport] | None = None
 
     def __post_init__(self) -> None:
-        if bool(self.command) == (self.url is not None):
-            raise ValueError("an upstream is a command or a URL, exactly one of them")
+        if sum((bool(self.command), self.url is not None, self.server is not None)) != 1:
+            raise ValueError("an upstream is a command, a URL or a server: exactly one of them")
 
     @property
     def name(self) -> str:
-        """The upstream as a person would name it: its URL or its command line."""
+        """The upstream as a person would name it: its URL, its command line or its server's name."""
+        if self.server is not None:
+            return f"server {self.server.name!r}"
         return self.url if self.url is not None else " ".join(self.command)
 
     def client(self, upstream: Upstream, declared: dict[str, Any]) -> UpstreamClient:
         """A client (not yet connected) of this upstream that declares ``declared``."""
-        if self.url is not None:
+        transport: Transport
+        if self.server is not None:
+            from ..transports.memory import memory_pair
+
+            transport, served = memory_pair()
+            upstream.serving.append(asyncio.get_running_loop().create_task(self.server.serve(served)))
+        elif self.url is not None:
             from ..transports.http.client import HttpClientTransport
 
-            transport: Any = HttpClientTransport(self.url, headers=self.headers, auth=self.auth)
+            transport = HttpClientTransport(self.url, headers=self.headers, auth=self.auth)
         else:
             from ..telemetry.spans import on_pipe
             from ..transports.stdio import StdioClientTransport
 
             env = None if self.env is None else {**os.environ, **self.env}
             transport = on_pipe(StdioClientTransport(self.command[0], self.command[1:], env=env, cwd=self.cwd))
+        if self.wrap is not None:
+            transport = self.wrap(transport)
         return UpstreamClient(transport, upstream=upstream, declared=declared, era=self.era)
 
 
@@ -122,8 +137,11 @@ class UpstreamClient(Client):
         return await self.upstream.relay_question(self, request.method, request.params)
 
     def handle_notification(self, notification: NotificationReceived, connection: Connection) -> Awaitable[None] | None:
-        super().handle_notification(notification, connection)  # its caches and URL flows
-        return self.upstream.notified(self, notification.method, notification.params)
+        taken = super().handle_notification(notification, connection)  # its caches, listeners and URL flows
+        passed = self.upstream.notified(self, notification.method, notification.params)
+        if taken is None or passed is None:
+            return taken if passed is None else passed
+        return _both(taken, passed)
 
 
 @dataclass(slots=True, eq=False)
@@ -188,6 +206,8 @@ class Upstream:
         #: The handshake-era downstream connection a question or log with no call of its own goes to.
         self.downstream: Connection | None = None
         self._listening: list[asyncio.Task[None]] = []
+        #: In-process upstream servers' ``serve`` tasks (``UpstreamSpec.server``).
+        self.serving: list[asyncio.Task[None]] = []
         self._watchers: dict[str, int] = {}
         self._watching: dict[str, asyncio.Task[None]] = {}
 
@@ -297,6 +317,10 @@ class Upstream:
         self._held.clear()
         for client in list(self._clients.values()):
             await self._drop(client)
+        for task in self.serving:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(task, 5)
+        self.serving.clear()
 
     # ---------------------------------------------------------------- forwarding
 
@@ -523,6 +547,11 @@ class Upstream:
 
 #: The methods whose handlers may ask the client something.
 _MAY_ASK = frozenset(("tools/call", "prompts/get", "resources/read", "completion/complete"))
+
+
+async def _both(first: Awaitable[None], second: Awaitable[None]) -> None:
+    await first
+    await second
 
 
 def _asks_progress(call: _Call) -> bool:

@@ -1,0 +1,244 @@
+"""The bridge on the wire, in every pair of eras: a client of either era, the ``Proxy``, and an
+upstream backchannel server (``upstream_server.py``, served in this process) of either era.
+
+Each test reads what crossed the downstream wire (a ``Tap`` on the client's transport) and, where
+the issue speaks of the upstream hop, what crossed the upstream one (a ``Tap`` on the proxy's
+client of the upstream): questions arrive in the form of the downstream client's era, answers
+reach the upstream in the form of its own, and nothing is lost or invented on the way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+from bridge.upstream_server import build
+
+from backchannel import Client
+from backchannel.bridge import Proxy, UpstreamSpec
+from backchannel.testing import Tap, connected, within
+from backchannel.types.errors import RequestError
+from backchannel.types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
+
+ERAS = ("handshake", "stateless")
+#: A bound on each test's whole run (a hang fails the test instead of the suite).
+BOUND = 60.0
+PAIRS = [(down, up) for down in ERAS for up in ERAS]
+VERSIONS = {"handshake": HANDSHAKE_VERSIONS, "stateless": STATELESS_VERSIONS}
+
+
+def person(params: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "accept", "content": {"name": "Ada", "happy": True}}
+
+
+def model(params: dict[str, Any]) -> dict[str, Any]:
+    asked = params["messages"][0]["content"]["text"]
+    return {"role": "assistant", "content": {"type": "text", "text": f"model read {asked}"}, "model": "m"}
+
+
+def run(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
+    """The async test ``test`` as a plain one, run in a loop of its own within ``BOUND`` seconds."""
+
+    @functools.wraps(test)
+    def running(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(asyncio.wait_for(test(*args, **kwargs), BOUND))
+
+    return running
+
+
+@contextlib.asynccontextmanager
+async def bridged(down: str, up: str, **options: Any) -> AsyncIterator[tuple[Client, Tap, Tap, Any]]:
+    """A client of era ``down`` -> the proxy -> an upstream that speaks only era ``up``; the taps
+    on the client's wire and on the proxy's upstream wire, and the upstream server."""
+    upstream = build(tuple(VERSIONS[up]))
+    up_tap, down_tap = Tap(), Tap()
+    proxy = Proxy(UpstreamSpec(server=upstream, wrap=up_tap.around))
+    options = {"elicitation": person, "sampling": model, "roots": ["/srv/data"], **options}
+    try:
+        async with connected(proxy, down, wrap_client=down_tap.around, **options) as client:
+            assert client.era == down
+            yield client, down_tap, up_tap, upstream
+    finally:
+        await proxy.upstream.aclose()
+
+
+def text(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+def question_methods(tap: Tap, era: str) -> list[str]:
+    """The questions the client was asked: requests (handshake era) or inputRequests (stateless era)."""
+    if era == "handshake":
+        return [m["method"] for m in tap.received if "method" in m and "id" in m]
+    asked: list[str] = []
+    for message in tap.received:
+        result = message.get("result") or {}
+        if result.get("resultType") == "input_required":
+            asked += [request["method"] for request in result.get("inputRequests", {}).values()]
+    return asked
+
+
+@pytest.mark.parametrize(("down", "up"), PAIRS)
+@run
+async def test_questions_cross_in_the_clients_era(down: str, up: str) -> None:
+    async with bridged(down, up) as (client, down_tap, up_tap, _):
+        assert text(await client.call_tool("ask", {})) == "accept:Ada"
+        assert text(await client.call_tool("ask_twice", {})) == "Ada+Ada"
+        assert text(await client.call_tool("sample", {"prompt": "the sea"})) == "model read the sea"
+        assert text(await client.call_tool("roots", {})) == "file:///srv/data"
+    asked = question_methods(down_tap, down)
+    assert asked.count("elicitation/create") == 3 and "sampling/createMessage" in asked and "roots/list" in asked
+    # Upstream, the questions were asked in the upstream's own era.
+    if up == "handshake":
+        assert {m["method"] for m in up_tap.received if "id" in m and "method" in m} >= {
+            "elicitation/create",
+            "sampling/createMessage",
+            "roots/list",
+        }
+    else:
+        assert not [m for m in up_tap.received if "id" in m and "method" in m]
+        retries = [m for m in up_tap.written if m.get("method") == "tools/call" and "inputResponses" in m["params"]]
+        assert len(retries) >= 4
+
+
+@pytest.mark.parametrize(("down", "up"), PAIRS)
+@run
+async def test_progress_is_relayed_in_order_before_the_answer(down: str, up: str) -> None:
+    seen: list[float] = []
+    async with bridged(down, up) as (client, down_tap, _, _):
+        result = await client.call_tool("progress", {"steps": 4}, on_progress=lambda p: seen.append(p.progress))
+        assert text(result) == "done"
+    assert seen == [1, 2, 3, 4]
+    call = next(m for m in down_tap.written if m.get("method") == "tools/call")
+    token = call["params"]["_meta"]["progressToken"]
+    positions = [i for i, m in enumerate(down_tap.received) if m.get("method") == "notifications/progress"]
+    assert all(down_tap.received[i]["params"]["progressToken"] == token for i in positions)
+    answer = next(i for i, m in enumerate(down_tap.received) if m.get("id") == call["id"])
+    assert len(positions) == 4 and max(positions) < answer
+
+
+@pytest.mark.parametrize(("down", "up"), PAIRS)
+@run
+async def test_logs_at_the_clients_level_and_the_level_goes_upstream(down: str, up: str) -> None:
+    logged: list[str] = []
+    async with bridged(down, up, log_level="warning", on_log=lambda p: logged.append(p["level"])) as (
+        client,
+        _,
+        up_tap,
+        _,
+    ):
+        assert text(await client.call_tool("chatty", {})) == "logged"
+        await within(lambda: len(logged) >= 2, "the warning and the error")
+    assert logged == ["warning", "error"]
+    if up == "handshake":
+        assert [m["params"]["level"] for m in up_tap.written if m.get("method") == "logging/setLevel"] == ["warning"]
+    else:
+        call = next(m for m in up_tap.written if m.get("method") == "tools/call")
+        assert call["params"]["_meta"]["io.modelcontextprotocol/logLevel"] == "warning"
+    # The upstream itself sent nothing below the level.
+    assert {m["params"]["level"] for m in up_tap.received if m.get("method") == "notifications/message"} <= {
+        "warning",
+        "error",
+    }
+
+
+@pytest.mark.parametrize(("down", "up"), PAIRS)
+@run
+async def test_a_cancelled_call_is_cancelled_upstream(down: str, up: str) -> None:
+    async with bridged(down, up) as (client, _, up_tap, _):
+        call = asyncio.ensure_future(client.call_tool("slow", {}))
+        await within(lambda: up_tap.tool_calls_written("slow"), "the call to reach the upstream", timeout=10)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await within(lambda: up_tap.notifications_written("notifications/cancelled"), "the upstream cancel", timeout=10)
+        upstream_id = up_tap.tool_calls_written("slow")[0]["id"]
+        assert up_tap.notifications_written("notifications/cancelled")[0]["params"]["requestId"] == upstream_id
+        recorded = ""
+        for _ in range(50):  # the upstream's handler stops: its record says so (bounded)
+            recorded = text(await client.call_tool("cancellations", {}))
+            if recorded:
+                break
+            await asyncio.sleep(0.02)
+        assert recorded == str(upstream_id)
+        assert not up_tap.responses_received(upstream_id)  # no answer came for it
+
+
+@pytest.mark.parametrize(("down", "up"), PAIRS)
+@run
+async def test_errors_keep_their_code_and_data(down: str, up: str) -> None:
+    async with bridged(down, up) as (client, _, _, _):
+        with pytest.raises(RequestError) as failure:
+            await client.call_tool("refuse", {})
+    assert failure.value.code == -32099
+    assert failure.value.data == {"why": "a test"}
+    assert "refused on purpose" in failure.value.message
+
+
+@run
+async def test_an_upstreams_request_state_is_sealed_inside_ours_and_returned_byte_for_byte() -> None:
+    async with bridged("stateless", "stateless") as (client, down_tap, up_tap, _):
+        assert text(await client.call_tool("ask", {})) == "accept:Ada"
+    theirs = [m["result"]["requestState"] for m in up_tap.received if (m.get("result") or {}).get("requestState")]
+    ours = [m["result"]["requestState"] for m in down_tap.received if (m.get("result") or {}).get("requestState")]
+    assert len(theirs) == len(ours) == 1
+    assert theirs[0] not in ours[0]  # the client never sees the upstream's state
+    retry = next(m for m in up_tap.written if "inputResponses" in m.get("params", {}))
+    assert retry["params"]["requestState"] == theirs[0]
+    assert down_tap.tool_calls_written("ask")[-1]["params"]["requestState"] == ours[0]
+
+
+@run
+async def test_a_state_for_another_call_is_refused() -> None:
+    async with bridged("stateless", "handshake") as (client, down_tap, _, _):
+        assert text(await client.call_tool("ask", {})) == "accept:Ada"
+        state = next(m["result"]["requestState"] for m in down_tap.received if (m.get("result") or {}).get("requestState"))
+        with pytest.raises(RequestError) as failure:  # the state is bound to the call it was made for
+            await client.request("tools/call", {"name": "ask_twice", "arguments": {}, "requestState": state})
+        assert failure.value.code == -32602
+        with pytest.raises(RequestError) as gone:  # the held call it named has ended
+            await client.request("tools/call", {"name": "ask", "arguments": {}, "requestState": state})
+        assert gone.value.code == -32602 and "gone" in gone.value.message
+
+
+@pytest.mark.parametrize("up", ERAS)
+@run
+async def test_list_changes_and_resource_updates_reach_a_handshake_era_client(up: str) -> None:
+    async with bridged("handshake", up) as (client, down_tap, _, upstream):
+        await client.request("resources/subscribe", {"uri": "memo://note"})
+        upstream.add_tool(lambda: "new", name="added")
+        await within(lambda: down_tap.notifications_received("notifications/tools/list_changed"), "the list change")
+        assert "added" in {tool.name for tool in await client.list_tools()}
+        upstream.notify_resource_updated("memo://note")
+        await within(lambda: down_tap.notifications_received("notifications/resources/updated"), "the update")
+    assert down_tap.notifications_received("notifications/resources/updated")[0]["params"]["uri"] == "memo://note"
+
+
+@run
+async def test_capabilities_are_carried_honestly() -> None:
+    """The upstream session declares what the downstream client declared, and nothing else."""
+    upstream = build(tuple(HANDSHAKE_VERSIONS))
+    up_tap = Tap()
+    proxy = Proxy(UpstreamSpec(server=upstream, wrap=up_tap.around))
+    try:
+        async with connected(proxy, "handshake", elicitation=person) as client:
+            assert "tools" in client.server_capabilities
+            with pytest.raises(RequestError):  # no sampling declared downstream: the upstream may not ask
+                await client.call_tool("sample", {"prompt": "x"})
+    finally:
+        await proxy.upstream.aclose()
+    initialize = up_tap.requests_written("initialize")[0]
+    assert initialize["params"]["capabilities"] == {"elicitation": {"form": {}}}
+
+
+@run
+async def test_an_unreachable_upstream_is_one_clear_error() -> None:
+    proxy = Proxy(UpstreamSpec(command=["/nonexistent/upstream-server", "--stdio"]))
+    with pytest.raises(Exception, match="upstream /nonexistent/upstream-server --stdio is unavailable"):
+        async with connected(proxy, "handshake"):
+            pass
+    await proxy.upstream.aclose()
