@@ -16,13 +16,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-from bridge.upstream_server import build
 
 from backchannel import Client
 from backchannel.bridge import Proxy, UpstreamSpec
 from backchannel.testing import Tap, connected, within
 from backchannel.types.errors import RequestError
 from backchannel.types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
+from bridge.upstream_server import build
 
 ERAS = ("handshake", "stateless")
 #: A bound on each test's whole run (a hang fails the test instead of the suite).
@@ -196,7 +196,9 @@ async def test_an_upstreams_request_state_is_sealed_inside_ours_and_returned_byt
 async def test_a_state_for_another_call_is_refused() -> None:
     async with bridged("stateless", "handshake") as (client, down_tap, _, _):
         assert text(await client.call_tool("ask", {})) == "accept:Ada"
-        state = next(m["result"]["requestState"] for m in down_tap.received if (m.get("result") or {}).get("requestState"))
+        state = next(
+            m["result"]["requestState"] for m in down_tap.received if (m.get("result") or {}).get("requestState")
+        )
         with pytest.raises(RequestError) as failure:  # the state is bound to the call it was made for
             await client.request("tools/call", {"name": "ask_twice", "arguments": {}, "requestState": state})
         assert failure.value.code == -32602
