@@ -244,3 +244,31 @@ async def test_an_unreachable_upstream_is_one_clear_error() -> None:
         async with connected(proxy, "handshake"):
             pass
     await proxy.upstream.aclose()
+
+
+@pytest.mark.parametrize(("down", "up"), PAIRS)
+@run
+async def test_a_task_in_the_form_of_each_side_s_era(down: str, up: str) -> None:
+    """The client follows a task of its era's form (2025-11-25 ``params.task`` / the 2026-07-28
+    extension's ``resultType: "task"``); upstream the call is a task of the upstream's own form,
+    and its question reaches the client through the task."""
+    async with bridged(down, up) as (client, down_tap, up_tap, _):
+        task = await client.start_task("job", {"label": "the report"})
+        assert task.task_id is not None
+        result = await task
+        assert text(result) == "the report by Ada"
+    call = down_tap.tool_calls_written("job")[0]
+    answer = down_tap.responses_received(call["id"])[0]["result"]
+    if down == "handshake":
+        assert call["params"]["task"] == {} and "task" in answer
+    else:
+        assert answer["resultType"] == "task"
+    up_call = up_tap.tool_calls_written("job")[0]
+    up_answer = up_tap.responses_received(up_call["id"])[0]["result"]
+    if up == "handshake":
+        assert "task" in up_call["params"] and "task" in up_answer
+    else:
+        assert up_answer["resultType"] == "task"
+    assert "elicitation/create" in question_methods(down_tap, down) or any(
+        "input_required" in str(m) for m in down_tap.received
+    )

@@ -81,6 +81,12 @@ def build(versions: tuple[str, ...]) -> Server:
         """The ids of the calls of ``slow`` that were cancelled."""
         return ",".join(cancelled)
 
+    @server.tool(task="optional")
+    async def job(ctx: Context, label: str) -> str:
+        """Work that may run as a task, asking a form on the way."""
+        answer = await ctx.elicit(f"Go on with {label}?", Person)
+        return f"{label} by {answer.data.name if answer.data else '-'}"
+
     @server.tool()
     def refuse() -> str:
         """Fail with an error of the server's own code and data."""

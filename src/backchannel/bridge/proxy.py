@@ -16,12 +16,16 @@ import asyncio
 from typing import Any
 
 from .._version import __version__
+from ..client.tool_calls import task_support
 from ..protocol.events import NotificationReceived, RequestReceived
 from ..runtime.connection import Connection
 from ..server.context import CURRENT_CONTEXT, Context
 from ..server.server import Server
-from ..types.errors import MethodNotFound
-from .upstream import Upstream, UpstreamSpec
+from ..server.tasks.service import CORE_TASK_VERSIONS, TaskService
+from ..server.tools import RegisteredTool
+from ..types.errors import InvalidParams, MethodNotFound
+from ..types.tasks import TASKS_EXTENSION
+from .upstream import Upstream, UpstreamClient, UpstreamSpec
 
 #: The upstream's capabilities the proxy offers in turn (their sub-flags as the upstream has them).
 _OFFERED = ("tools", "prompts", "resources", "logging", "completions")
@@ -41,6 +45,7 @@ class Proxy(Server):
     def __init__(self, upstream: UpstreamSpec, *, name: str = "backchannel-proxy", **options: Any) -> None:
         super().__init__(name, __version__, **options)
         self.upstream = Upstream(upstream, sealer=self.state_sealer, notified=self._upstream_notified)
+        self.tasks = _Tasks(self)
 
     def capabilities(self) -> dict[str, Any]:
         """What the upstream offers of the features the proxy carries (nothing before it is connected)."""
@@ -49,6 +54,11 @@ class Proxy(Server):
             return {}
         offered = client.server_capabilities
         return {name: offered[name] for name in _OFFERED if name in offered}
+
+    def tool_definition(self, name: str) -> dict[str, Any] | None:
+        """Tool ``name`` as the upstream last listed it: the HTTP host checks a stateless-era call's
+        ``Mcp-Param-*`` headers against it, as any server that reads the body must (SEP-2243)."""
+        return self.upstream.tools.get(name)
 
     def answer_now(self, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
         """Nothing is answered inline: every answer comes from upstream."""
@@ -64,12 +74,77 @@ class Proxy(Server):
             return await self._answer_here(request, connection)
         if method in _SUBSCRIBING:
             return await self._subscribe(request, connection)
+        if method == "tools/call" or method.startswith("tasks/"):
+            client = await self.upstream.client_for(self._declared(request, connection))
+            if await self._tasks_here(request, client):
+                return await self._task_here(request, connection)
         context = Context(self, connection, request)
         token = CURRENT_CONTEXT.set(context)
         try:
-            return await self.upstream.forward(method, request.params, context)
+            result = await self.upstream.forward(method, request.params, context)
         finally:
             CURRENT_CONTEXT.reset(token)
+        if method == "tools/list" and request.version in CORE_TASK_VERSIONS and self._tasks_translated(request):
+            result = _with_task_support(result)
+        return result
+
+    def _declared(self, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
+        if request.era == "stateless":
+            return request.client_capabilities
+        completed = connection.handshake_completed
+        return completed.peer_capabilities if completed is not None else None
+
+    def _tasks_translated(self, request: RequestReceived) -> bool:
+        """Whether this client's tasks are run here: the upstream runs them in the other era's form."""
+        client = self.upstream.connected
+        return client is not None and client.offers_tasks and client.session.era != request.era
+
+    async def _tasks_here(self, request: RequestReceived, client: UpstreamClient) -> bool:
+        """Whether ``request`` (``tools/call`` or ``tasks/*``) is served by this proxy's own tasks:
+        the client's tasks are of one era's form and the upstream's of the other's."""
+        if not self._tasks_translated(request):
+            return False
+        if request.method != "tools/call":
+            return True
+        if request.era == "handshake":
+            return isinstance(request.params.get("task"), dict) and request.version in CORE_TASK_VERSIONS
+        extensions = (request.client_capabilities or {}).get("extensions")
+        if not isinstance(extensions, dict) or TASKS_EXTENSION not in extensions:
+            return False
+        name = request.params.get("name")
+        return isinstance(name, str) and await task_support(client, name) in ("optional", "required")
+
+    async def _task_here(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        """A ``tools/call`` run as a task of this proxy's (its body calls the upstream, as a task of
+        the upstream's form), or a ``tasks/*`` request about one: the server's own routes."""
+        if request.method != "tools/call":
+            return await super().handle_request(request, connection)
+        params = request.params
+        name, arguments = params.get("name"), params.get("arguments") or {}
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            raise InvalidParams("tools/call: params.name must be a string and params.arguments an object")
+        context = Context(self, connection, request)
+        tool = RegisteredTool.build(
+            lambda: self.upstream.run_task(name, arguments, context),
+            name="upstream-task",
+            title=None,
+            description=None,
+            annotations=None,
+            icons=None,
+            meta=None,
+            structured_output=False,
+            context_type=Context,
+            input_schema={"type": "object"},
+            task="optional",
+        )
+        token = CURRENT_CONTEXT.set(context)
+        try:
+            value = await self.tasks.start(tool, {}, context)
+        finally:
+            CURRENT_CONTEXT.reset(token)
+        if context.task is None:  # answered before the task began
+            return tool.to_result(value, request.version)
+        return value  # type: ignore[no-any-return]
 
     async def _answer_here(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         method = request.method
@@ -143,3 +218,29 @@ class Proxy(Server):
             await super().serve(transport)
         finally:
             await asyncio.shield(self.upstream.aclose())
+
+
+class _Tasks(TaskService):
+    """The proxy's own tasks: offered when the upstream runs tool calls as tasks in either form."""
+
+    def __init__(self, proxy: Proxy) -> None:
+        super().__init__(proxy)
+        self._proxy = proxy
+
+    def offered(self) -> bool:
+        client = self._proxy.upstream.connected
+        return client is not None and client.offers_tasks
+
+
+def _with_task_support(result: dict[str, Any]) -> dict[str, Any]:
+    """A 2025-11-25 ``tools/list`` page whose tools may run as this proxy's tasks (``execution.taskSupport``)."""
+    tools = result.get("tools")
+    if not isinstance(tools, list):
+        return result
+    marked = [
+        {**tool, "execution": {**tool.get("execution", {}), "taskSupport": "optional"}}
+        if isinstance(tool, dict) and "taskSupport" not in tool.get("execution", {})
+        else tool
+        for tool in tools
+    ]
+    return {**result, "tools": marked}

@@ -44,6 +44,11 @@ _LISTED = {
 _RESULT_SHAPE = {"tools/call": "CallToolResult"}
 #: Only the stateless era's results carry these.
 _STATELESS_ONLY = ("resultType", "ttlMs", "cacheScope")
+#: The results a 2026-07-28 client must get cache hints with (``CacheableResult``: ``ttlMs`` and
+#: ``cacheScope`` are required); a handshake-era upstream sends none, so the bridge adds the ones
+#: that promise nothing: stale at once, and only for this authorization context.
+_CACHEABLE = frozenset((*_LISTED, "resources/read"))
+_NO_CACHING = {"ttlMs": 0, "cacheScope": "private"}
 
 
 def carried_capabilities(declared: dict[str, Any] | None) -> dict[str, Any]:
@@ -54,12 +59,17 @@ def carried_capabilities(declared: dict[str, Any] | None) -> dict[str, Any]:
     return {name: declared[name] for name in _CARRIED if name in declared}
 
 
-def upstream_params(params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` as they go upstream: without this hop's envelope, token and round trip fields."""
+def upstream_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` as they go upstream: without this hop's envelope, token and round trip fields
+    (a ``tasks/*`` request's ``inputResponses`` answer the task's questions: they go on)."""
     meta = params.get("_meta")
-    if not any(key in params for key in QUESTION_KEYS) and (type(meta) is not dict or not _ENVELOPE & meta.keys()):
+    if method.startswith("tasks/"):
+        own: tuple[str, ...] = ()
+    else:
+        own = QUESTION_KEYS
+    if not any(key in params for key in own) and (type(meta) is not dict or not _ENVELOPE & meta.keys()):
         return params
-    sent = {key: value for key, value in params.items() if key not in QUESTION_KEYS}
+    sent = {key: value for key, value in params.items() if key not in own}
     if type(meta) is dict:
         kept = {key: value for key, value in meta.items() if key not in _ENVELOPE}
         if kept:
@@ -83,6 +93,8 @@ def downstream_result(method: str, result: dict[str, Any], era: str, version: st
                 result["_meta"] = kept
             else:
                 result.pop("_meta", None)
+    if era == "stateless" and method in _CACHEABLE and not result.keys() >= _NO_CACHING.keys():
+        result = {**_NO_CACHING, **result}
     if version is None:
         return result
     listed = _LISTED.get(method)

@@ -39,16 +39,23 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
 from ..client.client import Client
-from ..protocol.events import NotificationReceived, ProgressReceived, RequestReceived
+from ..client.inputs import InputHandlers
+from ..client.task_state import TaskState
+from ..client.tasks import ToolTask
+from ..client.tool_headers import keep_tools_with_valid_headers
+from ..framing.mirrored_headers import XMcpHeaderError, parse_x_mcp_headers
+from ..protocol.events import NotificationReceived, ProgressReceived
 from ..server.mrtr import StateSealer, binding_of
 from ..types import meta as M
+from ..types.capabilities import with_extensions
 from ..types.errors import ConnectionClosed, InvalidParams, LocalProtocolError, MCPError, UpstreamUnavailable
 from ..types.logging import LOG_LEVEL_RANK
+from ..types.tasks import TASKS_EXTENSION
 from ..types.versions import EraSpelling
 from .translate import CAPABILITY_OF, carried_capabilities, downstream_result, upstream_params
 
@@ -59,11 +66,15 @@ if TYPE_CHECKING:
     from ..server.context import Context
     from ..server.server import Server
     from ..transports.base import Transport
+    from ..types.tools import CallToolResult
 
 logger = logging.getLogger("backchannel.bridge")
 _key_of = msgspec.json.Encoder(order="sorted").encode
 #: How many times one downstream handshake-era call answers a stateless upstream's questions.
 MAX_ROUNDS = 32
+#: A stateless upstream that asks nothing yet says "not done" (a URL's page still open): the first
+#: pause before asking again, the longest, and how long in all (seconds).
+_NOT_YET_PAUSE, _NOT_YET_LONGEST, _NOT_YET_LIMIT = 0.1, 2.0, 600.0
 #: ``requestState`` payload keys: the upstream's own state, or the id of a call held here.
 _UPSTREAM_STATE = "u"
 _HELD = "h"
@@ -120,21 +131,58 @@ class UpstreamSpec:
         return UpstreamClient(transport, upstream=upstream, declared=declared, era=self.era)
 
 
+class _RelayedInputs(InputHandlers):
+    """The answers to an upstream's questions, however it asks them (a request on its session, an
+    ``InputRequiredResult``, a task's ``input_required``): the downstream client's."""
+
+    def __init__(self, upstream: Upstream) -> None:
+        super().__init__()
+        self.upstream = upstream
+        self.client: UpstreamClient | None = None
+
+    async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.client is not None
+        return await self.upstream.relay_question(self.client, method, params)
+
+
 class UpstreamClient(Client):
     """A ``Client`` whose answers to the server's questions come from the downstream client."""
 
     def __init__(self, transport: Any, *, upstream: Upstream, declared: dict[str, Any], era: EraSpelling) -> None:
         super().__init__(transport, name="backchannel-proxy", era=era, request_timeout=None)
-        self.capabilities = declared
-        self.session.config = replace(self.session.config, capabilities=declared)
+        # The tasks extension too, to stateless-era upstreams only: the bridge follows their tasks itself.
+        self.capabilities = with_extensions(declared, {TASKS_EXTENSION: {}})
+        self.session.config = replace(self.session.config, capabilities=self.capabilities)
+        relayed = _RelayedInputs(upstream)
+        relayed.client = self
+        self.inputs = relayed
         self.upstream = upstream
         #: The log level last asked of a handshake-era upstream (``logging/setLevel``).
         self.level_set: str | None = None
+        #: The tool definitions whose ``x-mcp-header`` annotations this client's transport mirrors.
+        self._mirrored: dict[str, dict[str, Any]] = {}
 
-    async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-        if request.method == "ping":
-            return {}
-        return await self.upstream.relay_question(self, request.method, request.params)
+    def listed_tools(self, result: dict[str, Any]) -> None:
+        """SEP-2243, as ``Client.request`` does it: a stateless-era ``tools/list`` page over HTTP
+        tells the transport each tool's ``x-mcp-header`` annotations and loses the invalid ones."""
+        if self._negotiated is not None and self.session.era == "stateless":
+            keep_tools_with_valid_headers(result, self._negotiated)
+
+    def mirror(self, name: str, tool: dict[str, Any] | None) -> None:
+        """Mirror the arguments ``tool`` (as the upstream listed it, maybe to another of the bridge's
+        clients) annotates with ``x-mcp-header`` into this client's ``tools/call`` headers (SEP-2243)."""
+        if self._negotiated is None or tool is None or self._mirrored.get(name) is tool:
+            return
+        self._mirrored[name] = tool
+        with contextlib.suppress(XMcpHeaderError):  # such a tool is left out of the list it came in
+            self._negotiated.use_tool_headers(name, parse_x_mcp_headers(tool.get("inputSchema")))
+
+    @property
+    def offers_tasks(self) -> bool:
+        """Whether the upstream runs tool calls as tasks, in either era's form."""
+        offered = self.server_capabilities
+        extensions = offered.get("extensions")
+        return "tasks" in offered or (isinstance(extensions, dict) and TASKS_EXTENSION in extensions)
 
     def handle_notification(self, notification: NotificationReceived, connection: Connection) -> Awaitable[None] | None:
         taken = super().handle_notification(notification, connection)  # its caches, listeners and URL flows
@@ -203,6 +251,9 @@ class Upstream:
         self._connecting = asyncio.Lock()
         self._calls: dict[UpstreamClient, list[_Call]] = {}
         self._held: dict[str, _Held] = {}
+        #: The upstream's tools as last listed, by name: their ``x-mcp-header`` annotations are
+        #: checked on a call's way in (``Proxy.tool_definition``) and mirrored on its way up.
+        self.tools: dict[str, dict[str, Any]] = {}
         #: The handshake-era downstream connection a question or log with no call of its own goes to.
         self.downstream: Connection | None = None
         self._listening: list[asyncio.Task[None]] = []
@@ -332,9 +383,9 @@ class Upstream:
         if era == "handshake":
             self.downstream = ctx.connection
         binding = binding_of(method, params, ctx.principal)
-        sent = upstream_params(params)
+        sent = upstream_params(method, params)
         state = params.get("requestState")
-        if era == "stateless" and state is not None:
+        if era == "stateless" and state is not None and not method.startswith("tasks/"):
             payload = self.sealer.open(state, binding)
             if _HELD in payload:
                 return await self._resume(payload[_HELD], method, params, ctx, binding)
@@ -343,12 +394,16 @@ class Upstream:
                 if payload[_UPSTREAM_STATE] is not None:
                     sent["requestState"] = payload[_UPSTREAM_STATE]
         client = await self.client_for(ctx.client_capabilities)
+        if era == "stateless" and state is None and "inputResponses" in params and client.session.era == "stateless":
+            sent = {**sent, "inputResponses": params["inputResponses"]}  # answers sent before any question
+        if method == "tools/call" and isinstance(name := params.get("name"), str):
+            client.mirror(name, self.tools.get(name))
         sent = await self._with_log_level(client, sent, ctx)
         if era == "stateless" and client.session.era == "handshake" and method in _MAY_ASK:
             return await self._hold(client, method, sent, ctx, binding)
         call = _Call(ctx)
         result = await self._call(client, call, method, sent)
-        rounds = 0
+        rounds, pause, until = 0, _NOT_YET_PAUSE, 0.0
         while result.get("resultType") == "input_required":
             if era == "stateless":  # the same era both sides: the questions pass as they are
                 sealed = self.sealer.seal({_UPSTREAM_STATE: result.get("requestState")}, binding)
@@ -356,15 +411,70 @@ class Upstream:
                 if "inputRequests" in result:
                     passed["inputRequests"] = result["inputRequests"]
                 return passed
-            rounds += 1
-            if rounds > MAX_ROUNDS:
-                raise MCPError(f"{method}: the upstream asked more than {MAX_ROUNDS} rounds of questions")
-            answers = await self._answer_here(ctx, result.get("inputRequests") or {})
+            if requests := result.get("inputRequests") or {}:
+                rounds += 1
+                if rounds > MAX_ROUNDS:
+                    raise MCPError(f"{method}: the upstream asked more than {MAX_ROUNDS} rounds of questions")
+                pause, until = _NOT_YET_PAUSE, 0.0
+            else:  # nothing asked: an out-of-band step (a URL's page) is not done yet; retry later
+                now = asyncio.get_running_loop().time()
+                until = until or now + _NOT_YET_LIMIT
+                if now >= until:
+                    raise MCPError(f"{method}: the upstream's out-of-band step took over {_NOT_YET_LIMIT:.0f} s")
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, _NOT_YET_LONGEST)
+            answers = await self._answer_here(ctx, requests)
             retry = {**sent, "inputResponses": answers}
             if "requestState" in result:
                 retry["requestState"] = result["requestState"]  # byte for byte
             result = await self._call(client, call, method, retry)
+        if result.get("resultType") == "task" and not _takes_tasks(ctx):
+            result = await self._followed(client, call, sent, result)
+        if method == "tools/list":
+            self._listed(client, result)
         return downstream_result(method, result, era, ctx.protocol_version)
+
+    def _listed(self, client: UpstreamClient, result: dict[str, Any]) -> None:
+        """Keep the tools of an upstream ``tools/list`` page (less those ``client`` must leave out)."""
+        client.listed_tools(result)
+        for tool in result.get("tools") or ():
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                self.tools[tool["name"]] = tool
+
+    async def _followed(
+        self, client: UpstreamClient, call: _Call, params: dict[str, Any], created: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A stateless upstream made the call a task the downstream client cannot follow: the bridge
+        follows it to its end (its questions relayed as any other) and answers with its result."""
+        name, arguments = params.get("name", ""), params.get("arguments")
+        state = TaskState.from_wire(created, "tools/call")
+        task = ToolTask(client, str(name), arguments, state, client.tasks.number()).follow()
+        return await self._run_followed(client, call, task)
+
+    async def _run_followed(self, client: UpstreamClient, call: _Call, task: ToolTask) -> dict[str, Any]:
+        calls = self._calls.setdefault(client, [])
+        calls.append(call)
+        try:
+            result = await task
+        finally:
+            calls.remove(call)
+        return cast("dict[str, Any]", msgspec.to_builtins(result))
+
+    async def run_task(self, name: str, arguments: dict[str, Any], ctx: Context) -> CallToolResult:
+        """Call tool ``name`` upstream as a task in the upstream's own form (or plainly, where it
+        runs the tool without one) and return its result: the body of a task the bridge runs for
+        a downstream client whose tasks are of the other era's form."""
+        client = await self.client_for(ctx.client_capabilities)
+        call = _Call(ctx)
+        calls = self._calls.setdefault(client, [])
+        calls.append(call)
+        try:
+            task = await client.start_task(
+                name, arguments, on_progress=self._progress_to(call) if _asks_progress(call) else None
+            )
+            return await task
+        finally:
+            calls.remove(call)
 
     async def _call(self, client: UpstreamClient, call: _Call, method: str, params: dict[str, Any]) -> dict[str, Any]:
         calls = self._calls.setdefault(client, [])
@@ -435,6 +545,9 @@ class Upstream:
             raise MCPError(f"the upstream asked {method}, which the bridge cannot carry", code=-32601)
         if method == "elicitation/create" and params.get("mode") == "url":
             capability = "elicitation.url"
+            if ctx.era == "handshake" and "elicitationId" not in params:
+                # 2025-11-25 requires one of a URL request (client/elicitation.mdx:345); 2026-07-28 has none
+                params = {**params, "elicitationId": os.urandom(12).hex()}
         return await ctx.request_input(method, params, capability)
 
     # ---------------------------------------------------------------- held calls
@@ -552,6 +665,14 @@ _MAY_ASK = frozenset(("tools/call", "prompts/get", "resources/read", "completion
 async def _both(first: Awaitable[None], second: Awaitable[None]) -> None:
     await first
     await second
+
+
+def _takes_tasks(ctx: Context) -> bool:
+    """Whether the downstream client takes a stateless-era task result (it declared the extension)."""
+    if ctx.era != "stateless":
+        return False
+    extensions = ctx.client_capabilities.get("extensions")
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
 
 
 def _asks_progress(call: _Call) -> bool:
