@@ -23,12 +23,13 @@ from ..types.errors import MissingCapability
 from ..types.field_revisions import versions_without
 from ..types.logging import LOG_LEVEL_RANK, LOGGING_LEVELS
 from ..types.versions import Era
-from . import elicitation, roots
+from . import elicitation, request_roots
 from .delegation import deferred
 from .log_sending import operator_log
 from .mrtr import InputRequired, Round
 from .once import run_once
-from .roots import Roots, hidden_log, known_roots, text_hider
+from .request_roots import hidden_log, known_roots, text_hider
+from .roots import Roots
 
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
@@ -243,7 +244,7 @@ class Context:
             raise InputRequired.together(unanswered)
         return answers
 
-    list_roots = roots.list_roots
+    list_roots = request_roots.list_roots
 
     @property
     def roots(self) -> Roots:

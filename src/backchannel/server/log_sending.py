@@ -12,7 +12,7 @@ from ..protocol.events import RequestReceived
 from ..runtime.connection import Connection
 from ..telemetry import activation, logs, metrics
 from .connection_state import ConnectionState
-from .roots import hidden_log, text_hider
+from .request_roots import hidden_log, text_hider
 
 if TYPE_CHECKING:
     from ..redaction.redaction import Redactor
