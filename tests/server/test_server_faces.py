@@ -1,6 +1,7 @@
-"""The method routes and ``Context`` see ``Server`` through ``server/faces.py``'s protocols, and
-the tasks through ``TaskServer`` (issue #28, item 7): none of them imports ``server.py``, not
-even for type checking, which would close a circle of imports through the facade above them."""
+"""The method routes and ``Context`` see ``Server`` through protocols (``RouteServer`` in
+``server/route_face.py``, ``ContextServer`` in ``server/faces.py``), and the tasks through
+``TaskServer`` (issue #28, item 7): none of them imports ``server.py``, not even for type
+checking, which would close a circle of imports through the facade above them."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 import backchannel.server
 
 SERVER = Path(backchannel.server.__file__).parent
-SEES_A_FACE = ["routes.py", "tasks/routes.py", "context.py", "tasks/service.py"]
+SEES_A_FACE = ["routes.py", "tasks/routes.py", "context.py", "tasks/service.py", "faces.py", "route_face.py"]
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -38,7 +39,8 @@ def test_imports_no_server_module(name: str) -> None:
 def test_server_meets_the_faces_it_shows() -> None:
     """What the protocols name, ``Server`` has (mypy checks the types where the server passes itself)."""
     from backchannel.server import Server
-    from backchannel.server.faces import ContextServer, RouteServer
+    from backchannel.server.faces import ContextServer
+    from backchannel.server.route_face import RouteServer
 
     server = Server("faces")
     for face in (ContextServer, RouteServer):

@@ -1,14 +1,16 @@
-"""What the parts of a request's service ask of ``Server``, as protocols ``Server`` meets.
+"""What a ``Context`` asks of ``Server``: ``ContextServer``, a protocol ``Server`` meets.
 
-A ``Context`` sees ``ContextServer``; the method routes (``routes.py``, ``tasks/routes.py``)
-see ``RouteServer``, which is that and more. Neither imports ``server.py``: the facade stands
-above them and they know only the face it shows them. Each member is read only here, so
-``Server``'s plain attributes meet it; a new need is a new member here first.
+A ``Context`` (and what it delegates to: forms, roots, logs, ``once``) sees this face; the
+method routes see ``RouteServer`` (``route_face.py``), which is this and more. Neither imports
+``server.py``: the facade stands above them and they know only the face it shows them. Each
+member is read only here, so ``Server``'s plain attributes meet it; a new need is a new member
+here first. What it names comes from modules that take no ``Context``, so this face closes no
+circle through the ``Context`` that reads it.
 """
 
 from __future__ import annotations
 
-__all__ = ["ContextServer", "RouteServer"]
+__all__ = ["ContextServer"]
 
 import os
 from collections.abc import Callable
@@ -18,15 +20,10 @@ if TYPE_CHECKING:
     from ..protocol.events import RequestReceived
     from ..redaction.redaction import Redactor
     from ..runtime.connection import Connection
-    from .completion_request import CompletionLimit
-    from .connection_state import ConnectionState
     from .mrtr import StateSealer
     from .options import ServerOptions
-    from .registry import Registry
     from .roots import RootsCache
     from .state import StateStore
-    from .subscriptions import Subscriptions
-    from .tasks.service import TaskService
     from .url_elicitation.pages import UrlElicitations
 
 
@@ -65,29 +62,3 @@ class ContextServer(Protocol):
     def send_log(
         self, connection: Connection, request: RequestReceived, level: str, data: Any, logger: str | None
     ) -> bool: ...
-
-
-class RouteServer(ContextServer, Protocol):
-    """The server as a method route sees it: what it offers, its settings, its per-connection state."""
-
-    @property
-    def registry(self) -> Registry: ...
-    @property
-    def tasks(self) -> TaskService: ...
-    @property
-    def subscriptions(self) -> Subscriptions: ...
-    @property
-    def completion_limit(self) -> CompletionLimit: ...
-    @property
-    def instructions(self) -> str | None: ...
-    @property
-    def versions(self) -> tuple[str, ...]: ...
-    @property
-    def page_size(self) -> int | None: ...
-    @property
-    def cache_ttl_ms(self) -> int: ...
-    @property
-    def cache_scope(self) -> str: ...
-
-    def capabilities(self) -> dict[str, Any]: ...
-    def connection_state(self, connection: Connection) -> ConnectionState: ...

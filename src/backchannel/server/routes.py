@@ -37,7 +37,7 @@ from .tools import RegisteredTool, failure_result
 
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
-    from .faces import RouteServer
+    from .route_face import RouteServer
 
 Route = Callable[["RouteServer", RequestReceived, Context], Awaitable[dict[str, Any]]]
 #: A route that answers in the read loop's turn, without a task, or says None (then ``ROUTES`` serves it).

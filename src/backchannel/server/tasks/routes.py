@@ -29,7 +29,7 @@ from ..context import Context
 from ..pagination import paginate
 
 if TYPE_CHECKING:
-    from ..faces import RouteServer
+    from ..route_face import RouteServer
     from .records import TaskRecord
     from .service import TaskService
 
