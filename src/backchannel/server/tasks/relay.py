@@ -12,13 +12,13 @@ With a state that spans no workers nothing here runs: every task is local.
 
 from __future__ import annotations
 
-__all__ = ["TaskRelay"]
+__all__ = ["RunningTasks", "TaskRelay"]
 
 import asyncio
 import logging
 import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -26,7 +26,7 @@ from ...state.shared import SharedState, StateUnavailable
 from ...telemetry import fleet_calls
 
 if TYPE_CHECKING:
-    from .service import TaskService
+    from .runner import TaskRunner
 
 logger = logging.getLogger("backchannel")
 
@@ -41,10 +41,20 @@ def channel_of(worker_id: str) -> str:
     return f"tasks:{worker_id}"
 
 
+class RunningTasks(Protocol):
+    """What the relay needs of this worker's tasks (``TaskService`` meets it; this module imports
+    no ``service.py``, which makes the relay)."""
+
+    @property
+    def running(self) -> Mapping[str, TaskRunner]: ...
+    @property
+    def shared(self) -> SharedState | None: ...
+
+
 class TaskRelay:
     """This worker's end of the task channels (see the module)."""
 
-    def __init__(self, service: TaskService) -> None:
+    def __init__(self, service: RunningTasks) -> None:
         self.service = service
         self._stop: Callable[[], None] | None = None
         self._joining: asyncio.Future[None] | None = None

@@ -20,13 +20,14 @@ writes the newest state. A finished body writes the result or error, once.
 
 from __future__ import annotations
 
-__all__ = ["TaskRunner"]
+__all__ = ["TaskKeeper", "TaskRunner"]
 
 import asyncio
 import dataclasses
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...types.errors import INTERNAL_ERROR, LocalProtocolError, MCPError, RequestTimeout
 from ...types.meta import PROGRESS_TOKEN
@@ -38,17 +39,30 @@ if TYPE_CHECKING:
     from ...protocol.events import RequestId, RequestReceived
     from ...runtime.connection import Connection
     from ..context import Context
-    from .service import TaskService
-    from .store import Budget
+    from .store import Budget, TaskStore
 
 logger = logging.getLogger("backchannel")
+
+
+class TaskKeeper(Protocol):
+    """What a runner needs of the service that keeps this process's tasks (``TaskService`` meets
+    it; this module imports no ``service.py``, which makes the runners)."""
+
+    @property
+    def clock(self) -> Callable[[], float]: ...
+    @property
+    def store(self) -> TaskStore: ...
+
+    async def keep(self, runner: TaskRunner) -> None: ...
+    def release(self, runner: TaskRunner) -> None: ...
+    def changed(self, record: TaskRecord) -> None: ...
 
 
 class TaskRunner:
     """The running side of one task (see the module)."""
 
     def __init__(
-        self, service: TaskService, record: TaskRecord, context: Context, tool: RegisteredTool, budget: Budget
+        self, service: TaskKeeper, record: TaskRecord, context: Context, tool: RegisteredTool, budget: Budget
     ) -> None:
         self.service = service
         self.record = record
