@@ -30,15 +30,12 @@ import base64
 import logging
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl
 
 from ...http_host.asgi import Receive, Scope, Send, read_body, send_bytes
 from ...state.calls import Calls, WorkerGone
 from .markup import send_page
-
-if TYPE_CHECKING:
-    from .pages import UrlElicitations
 
 logger = logging.getLogger("backchannel.url_elicitation")
 
@@ -64,17 +61,18 @@ def owner_of(name: str) -> str | None:
     return worker if dot and secret and _WORKER_ID.fullmatch(worker) else None
 
 
-def owner_elsewhere(manager: UrlElicitations, scope: Scope, rest: str | None) -> str | None:
+def owner_elsewhere(calls: Calls | None, worker: str | None, scope: Scope, rest: str | None) -> str | None:
     """The other worker that owns the flow this page request (``rest``: its path under the
-    pages' prefix) is about, or None to serve it here (no fleet, this worker, or no name)."""
-    if manager.calls is None or not rest:
+    pages' prefix) is about, or None to serve it here (no fleet, this worker ``worker``, or no
+    name). ``calls``: the pages' fleet calls, None outside a fleet."""
+    if calls is None or not rest:
         return None
     if rest == "callback":
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         owner = owner_of(query.get("state", ""))
     else:
         owner = owner_of(rest) if "/" not in rest else None
-    return owner if owner != manager.worker else None
+    return owner if owner != worker else None
 
 
 async def call_owner(calls: Calls, owner: str, op: str, args: Any, *, timeout: float) -> Any:
@@ -93,11 +91,8 @@ async def call_owner(calls: Calls, owner: str, op: str, args: Any, *, timeout: f
             answer.cancel()
 
 
-async def forward_page(
-    manager: UrlElicitations, owner: str, path: str, scope: Scope, receive: Receive, send: Send
-) -> None:
+async def forward_page(calls: Calls, owner: str, path: str, scope: Scope, receive: Receive, send: Send) -> None:
     """Serve this page request through its flow's owner (``path``: relative to the app's root)."""
-    assert manager.calls is not None
     body = await read_body(receive, _BODY_LIMIT)
     request = {
         "method": scope["method"],
@@ -107,7 +102,7 @@ async def forward_page(
         "body": base64.b64encode(body or b"").decode("ascii"),
     }
     try:
-        answer = await call_owner(manager.calls, owner, PAGE, request, timeout=_PAGE_TIMEOUT)
+        answer = await call_owner(calls, owner, PAGE, request, timeout=_PAGE_TIMEOUT)
     except WorkerGone as exc:
         logger.warning("URL flow page %s: its owner is gone (%s)", scope["method"], exc.message)
         await send_page(

@@ -8,7 +8,7 @@ guards against is in the package docstring.
 
 from __future__ import annotations
 
-__all__ = ["Identify", "UrlElicitations"]
+__all__ = ["Identify", "PagesOwner", "UrlElicitations"]
 
 import asyncio
 import hmac
@@ -16,7 +16,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 from ...http_host.asgi import Receive, Scope, Send, header_map, read_body, send_bytes
@@ -26,7 +26,6 @@ from .markup import PAGE_HEADERS, cookie_name, cookies, send_page
 if TYPE_CHECKING:
     from ...http_host.h1.loopback import LoopbackListener
     from ...state.calls import Calls
-    from ..faces import ContextServer
 
 logger = logging.getLogger("backchannel.url_elicitation")
 
@@ -34,6 +33,20 @@ logger = logging.getLogger("backchannel.url_elicitation")
 Identify = Callable[[Mapping[str, str]], Awaitable[str | None]]
 
 _FORM_LIMIT = 4096
+
+
+class PagesOwner(Protocol):
+    """A server as ``UrlElicitations.of`` sees it: where it keeps its manager, and what the
+    manager's pages take from it (``Server`` meets it; this package imports nothing of it)."""
+
+    url_elicitations: UrlElicitations | None
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def info(self) -> dict[str, Any]: ...
+    @property
+    def clock(self) -> Callable[[], float] | None: ...
 
 
 class UrlElicitations(FlowRegistry):
@@ -88,7 +101,7 @@ class UrlElicitations(FlowRegistry):
         self.calls: Calls | None = None
 
     @classmethod
-    def of(cls, server: ContextServer) -> UrlElicitations:
+    def of(cls, server: PagesOwner) -> UrlElicitations:
         """The server's manager, made (without pages, on the server's clock) if it has none yet."""
         if server.url_elicitations is None:
             title = server.info.get("title") or server.name
@@ -163,9 +176,11 @@ class UrlElicitations(FlowRegistry):
 
         root, full = scope.get("root_path", ""), scope.get("path", "")
         path = full[len(root) :] if root and full.startswith(root) else full
-        owner = owner_elsewhere(self, scope, path[len(self.prefix) + 1 :] if self.handles(path) else None)
-        if owner is not None:  # another worker's flow: only that worker can serve it
-            await forward_page(self, owner, path, scope, receive, send)
+        owner = owner_elsewhere(
+            self.calls, self.worker, scope, path[len(self.prefix) + 1 :] if self.handles(path) else None
+        )
+        if owner is not None and self.calls is not None:  # another worker's flow: only that worker can serve it
+            await forward_page(self.calls, owner, path, scope, receive, send)
             return
         await self._serve_here(scope, receive, send)
 
