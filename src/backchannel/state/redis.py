@@ -11,7 +11,8 @@ names, ``{session-id}`` say, where keys must share a slot):
   counted and added to by one script (``claim``); it has no keys of its own;
 - a log: the stream ``bc:<log>``, entry ids ``<position>-1``, a TTL renewed by each append;
 - a channel: ``bc:<channel>`` (pub/sub keeps no keys);
-- a worker's lease: ``bc:worker:{<worker id>}``, renewed every ``heartbeat`` s, ``lease`` s long.
+- a worker's lease: ``bc:worker:{<worker id>}``, renewed every ``heartbeat`` s, ``lease`` s long;
+  the keys ``watch``ed are read with each renewal, in the same round trip (a pipeline).
 
 Every key has a TTL, so Redis returns to its baseline key count once sessions end or
 expire. Needs Redis 6.2 or newer (``GETDEL``) and ``pip install 'backchannel[redis]'``.
@@ -27,6 +28,7 @@ import logging
 import math
 import os
 import socket
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -40,7 +42,7 @@ except ImportError as missing:  # pragma: no cover - depends on the installation
 from .redis_channels import Subscriber
 from .redis_link import Link, hash_tagged, stop_task
 from .redis_logs import LogWriter, read_log
-from .shared import SharedState, StateUnavailable, new_worker_id
+from .shared import SharedState, StateUnavailable, Watched, new_worker_id
 from .store import Added
 
 logger = logging.getLogger("backchannel.state")
@@ -137,6 +139,8 @@ class RedisState(SharedState):
         self.heartbeat = heartbeat
         self.lease = lease
         self._link = Link(url, timeout=timeout)
+        self._watched: dict[str, Watched] = {}
+        self._link.on_lost = self._lost
         client = self._link.client
         self._add_script = client.register_script(_ADD)
         self._put_script = client.register_script(_PUT)
@@ -226,7 +230,23 @@ class RedisState(SharedState):
         await self._link.aclose()
 
     async def _renew_lease(self) -> None:
-        await self._link.call("SET", self._lease_key, self._holder, "PX", _ms(self.lease))
+        renewal = ("SET", self._lease_key, self._holder, "PX", _ms(self.lease))
+        if not self._watched:
+            await self._link.call(*renewal)
+            return
+        watched = list(self._watched.values())
+        pipeline = self._link.client.pipeline(transaction=False)
+        pipeline.execute_command(*renewal)
+        for each in watched:
+            pipeline.execute_command("GET", self.prefix + each.key)
+        asked_at = time.monotonic()
+        replies = await self._link.bounded(pipeline.execute())
+        for each, stored in zip(watched, replies[1:], strict=True):
+            each.saw(None if stored is None else _value(stored), asked_at)
+
+    def _lost(self) -> None:
+        for each in self._watched.values():
+            each.lost()
 
     async def _beat(self) -> None:
         down = False
@@ -277,6 +297,12 @@ class RedisState(SharedState):
         await self._logs.flush()
 
     # ------------------------------------------------------------ liveness
+
+    def watch(self, key: str) -> Watched:
+        watched = self._watched.get(key)
+        if watched is None:
+            watched = self._watched[key] = Watched(key, self.lease)
+        return watched
 
     async def alive(self, worker_id: str) -> bool:
         return bool(await self._link.call("EXISTS", f"{self.prefix}worker:{{{worker_id}}}"))

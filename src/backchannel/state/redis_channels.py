@@ -163,6 +163,9 @@ class Subscriber:
                         listener.receive(response[2])
                 elif kind == b"subscribe":
                     self._confirmed(response[1])
+        except DOWN:
+            self._link.lost()  # the first to hear of a Redis restart: it may come back empty
+            raise
         finally:
             self._changed.set()  # wake _serve, which sees the reader gone and reconnects
 

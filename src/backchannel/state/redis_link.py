@@ -14,7 +14,7 @@ __all__ = ["DOWN", "Link", "hash_tagged", "stop_task"]
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import redis.asyncio
@@ -84,6 +84,14 @@ class Link:
         else:
             self.where = f"Redis at {settings.get('host', 'localhost')}:{settings.get('port', 6379)}"
         self.timeout = timeout
+        #: Called each time a call (or the subscriber) finds its connection to Redis gone: Redis
+        #: may come back empty, so what was read of it before no longer counts (``Watched``).
+        self.on_lost: Callable[[], None] | None = None
+
+    def lost(self) -> None:
+        """Say that a connection to Redis was lost (``on_lost``)."""
+        if self.on_lost is not None:
+            self.on_lost()
 
     def new_connection(self) -> Connection:
         connection: Connection = self.client.connection_pool.make_connection()  # type: ignore[no-untyped-call]
@@ -112,6 +120,7 @@ class Link:
         try:
             yield
         except DOWN as error:
+            self.lost()
             raise self.unavailable(error) from error
 
     async def aclose(self) -> None:

@@ -10,6 +10,8 @@ tell that another one is gone. ``SharedState`` adds those three to ``StateStore`
 - **logs**: append-only, one writer per log, positions chosen by the writer; readers
   anywhere read what comes after a position, or wait for it;
 - **liveness**: each worker holds a lease that its heartbeat renews; ``alive(worker_id)``.
+  A store that spans processes may also read a few keys with each renewal, in the same round
+  trip (``watch``): what a worker must know of the store at every request, without a read each.
 
 Two implementations: ``MemoryState`` (``memory.py``), the default, for one process (and,
 with a shared ``MemoryHub``, several workers in one process for fast tests), and
@@ -20,12 +22,15 @@ error and retries later.
 
 from __future__ import annotations
 
-__all__ = ["Listener", "SharedState", "StateUnavailable", "new_worker_id"]
+__all__ = ["Listener", "SharedState", "StateUnavailable", "Watched", "new_worker_id"]
 
 import abc
 import logging
+import math
+import time
 from collections.abc import Callable
 from types import TracebackType
+from typing import Any
 
 from ..types.errors import StateUnavailable  # (defined in the errors tree; re-exported here)
 from .store import StateStore
@@ -57,6 +62,42 @@ class Listener:
             self.deliver(message)
         except Exception:
             logger.exception("a listener failed on a message; the other listeners still get it")
+
+
+class Watched:
+    """One key of a ``SharedState`` as this worker last read it (``SharedState.watch``).
+
+    ``recent()`` is its value while that still counts as the store's value now: read at most
+    ``within`` seconds ago, and not before this worker last lost its connection to the store
+    (a store that restarts may come back without it). Otherwise it is None: read the key."""
+
+    __slots__ = ("_lost_at", "_read_at", "_value", "key", "within")
+
+    def __init__(self, key: str, within: float) -> None:
+        self.key = key
+        self.within = within
+        self._value: Any = None
+        self._read_at = -math.inf
+        self._lost_at = -math.inf
+
+    def saw(self, value: Any, asked_at: float) -> None:
+        """Note that the store held ``value`` (None: nothing) under the key, read by a call sent
+        at ``asked_at`` (``time.monotonic()``). A call sent before a loss of the connection, or
+        before the last read noted, says nothing new and is ignored."""
+        if asked_at > self._lost_at and asked_at >= self._read_at:
+            self._value = value
+            self._read_at = asked_at
+
+    def lost(self) -> None:
+        """This worker lost its connection to the store: what it read before no longer counts."""
+        self._lost_at = time.monotonic()
+
+    def recent(self) -> Any:
+        """The value read within ``within`` seconds and since the connection was last lost; None
+        when there is none (or the key holds nothing): the caller reads the key itself."""
+        if self._read_at <= self._lost_at or time.monotonic() - self._read_at > self.within:
+            return None
+        return self._value
 
 
 class SharedState(StateStore):
@@ -147,6 +188,13 @@ class SharedState(StateStore):
         when some of them could not be (the store was unreachable; they are dropped)."""
 
     # ------------------------------------------------------------ liveness
+
+    def watch(self, key: str) -> Watched | None:
+        """The key ``key`` as this worker's heartbeat reads it, with each renewal of its lease and
+        in the same round trip (so at no cost per request), kept while the process runs; None
+        when this store reads no keys with its heartbeat: read the key when it is needed. Values
+        are fresh for at most the lease, and never across a lost connection (``Watched``)."""
+        return None
 
     @abc.abstractmethod
     async def alive(self, worker_id: str) -> bool:
