@@ -24,11 +24,13 @@ import asyncio
 from typing import Any
 
 import httpx2
+import pytest
 import redis
 from _fault_fleet import FaultFleet, answer_of, fault_fleet
 
-from _services import RedisServer
+from _services import RedisServer, redis_server
 from backchannel import Context, Server
+from backchannel.state.redis import RedisState
 from backchannel.testing import run, serve_on_loopback
 from backchannel.types import meta as M
 
@@ -175,3 +177,125 @@ def test_a_result_evicted_under_a_live_generation_is_refused_too(fleet_redis: Re
         assert charges == [5]
 
     run(body)
+
+
+# The first state of a request that asks before any ctx.once names the generation the worker's
+# heartbeat saw lately, read with each renewal of its lease (store_generation.py): no Redis read
+# of its own. These workers renew every 30 s, so only the join's read and the rules below count.
+LONG_BEAT = {"heartbeat": 30.0, "lease": 60.0}
+
+
+def _store(deploys: list[str]) -> Server:
+    server = Server("store")
+    form = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+
+    @server.tool()
+    async def deploy(target: str, ctx: Context) -> str:  # a question, then the work
+        answer = await ctx.elicit(f"Deploy {target}?", form)
+        return await ctx.once("deploy", lambda: deploys.append(target) or f"deployed {target}") + f" | {answer.action}"
+
+    @server.tool()
+    async def charge(amount: int, ctx: Context) -> str:  # the work, then a question
+        charged = await ctx.once("charge", lambda: f"charged {amount}")
+        answer = await ctx.elicit("Send the receipt?", form)
+        return f"{charged} | {answer.action}"
+
+    return server
+
+
+async def _post_to(base: str, message: dict[str, Any]) -> dict[str, Any]:
+    headers = {**HEADERS, "mcp-protocol-version": STATELESS, "mcp-method": "tools/call"}
+    headers["mcp-name"] = message["params"]["name"]
+    async with httpx2.AsyncClient(timeout=10) as http:
+        return answer_of(await http.post(base + "/mcp", json=message, headers=headers))
+
+
+def _commands(client: redis.Redis) -> dict[str, int]:
+    stats: dict[str, Any] = client.info("commandstats")  # type: ignore[assignment]
+    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
+
+
+def test_a_stateless_ask_costs_redis_no_read_of_the_generation(fleet_redis: RedisServer) -> None:
+    """Before: one GET of the store's generation per request's first InputRequiredResult."""
+    deploys: list[str] = []
+    server = _store(deploys)
+    server.use_state(RedisState(fleet_redis.url, **LONG_BEAT))
+
+    async def body() -> None:
+        with redis.Redis.from_url(fleet_redis.url) as client:
+            client.flushall()
+            async with serve_on_loopback(server.http_app()) as base:
+                await _post_to(base, _call(1, "deploy", {"target": "warm"}))  # joined the fleet: read once
+                before = _commands(client)
+                asks = 40
+                for number in range(asks):
+                    first = await _post_to(base, _call(10 + number, "deploy", {"target": "t"}))
+                    assert first["result"]["resultType"] == "input_required", first
+                after = _commands(client)
+        gets = after.get("get", 0) - before.get("get", 0)
+        # (Sharing's keyring check every 5 s reads twice, if the asks outlast it.)
+        assert gets < asks // 4, f"{gets} GETs for {asks} first rounds"
+
+    run(body)
+
+
+def test_after_a_loss_redis_did_not_reveal_a_stale_generation_refuses_and_never_runs(
+    fleet_redis: RedisServer,
+) -> None:
+    """The window this opens: for up to a lease after a FLUSHALL (no connection lost), a request's
+    first state may name the old generation; its ctx.once is refused, and nothing runs twice."""
+    deploys: list[str] = []
+    server = _store(deploys)
+    server.use_state(RedisState(fleet_redis.url, **LONG_BEAT))
+
+    async def body() -> None:
+        with redis.Redis.from_url(fleet_redis.url) as client:
+            client.flushall()
+            async with serve_on_loopback(server.http_app()) as base:
+                done_first = _answering(await _post_to(base, _call(1, "deploy", {"target": "a"})))
+                done = await _post_to(base, _call(2, "deploy", {"target": "a"}, **done_first))
+                assert done["result"]["content"][0]["text"] == "deployed a | accept", done
+
+                for _ in range(3):
+                    client.flushall()  # everything lost, and the worker's connections still up
+                    stale_first = _answering(await _post_to(base, _call(3, "deploy", {"target": "b"})))
+                    if not client.exists("bc:store-generation"):  # no worker read the store since
+                        break  # (else its keyring check, every 5 s, did just then: once more)
+                else:
+                    pytest.fail("the store's generation was read again within every attempt")
+                stale = await _post_to(base, _call(4, "deploy", {"target": "b"}, **stale_first))
+                assert stale.get("error", {}).get("code") == -32602, stale
+                assert stale["error"]["message"].startswith(LOST)
+                replayed = await _post_to(base, _call(5, "deploy", {"target": "a"}, **done_first))
+                assert replayed.get("error", {}).get("code") == -32602, replayed  # its work ran: not again
+
+                # ctx.once read the new generation: requests begun from now on are served.
+                fresh_first = _answering(await _post_to(base, _call(6, "deploy", {"target": "c"})))
+                fresh = await _post_to(base, _call(7, "deploy", {"target": "c"}, **fresh_first))
+                assert fresh["result"]["content"][0]["text"] == "deployed c | accept", fresh
+        assert deploys == ["a", "c"]
+
+    run(body)
+
+
+def test_a_request_begun_after_redis_restarted_empty_names_the_new_generation() -> None:
+    """The window closed: the worker finds its connection to Redis lost, so the first state of a
+    request begun after the restart reads the store (a new generation), and its work runs."""
+    deploys: list[str] = []
+    server = _store(deploys)
+
+    async def body(service: RedisServer) -> None:
+        server.use_state(RedisState(service.url, **LONG_BEAT))
+        async with serve_on_loopback(server.http_app()) as base:
+            before = _answering(await _post_to(base, _call(1, "deploy", {"target": "a"})))
+            await asyncio.to_thread(service.restart)  # the worker's loop runs on: it hears Redis go
+            after_first = _answering(await _post_to(base, _call(2, "deploy", {"target": "b"})))
+            after = await _post_to(base, _call(3, "deploy", {"target": "b"}, **after_first))
+            assert "result" in after, after
+            assert after["result"]["content"][0]["text"] == "deployed b | accept", after
+            late = await _post_to(base, _call(4, "deploy", {"target": "a"}, **before))
+            assert late.get("error", {}).get("code") == -32602, late  # begun before: refused
+        assert deploys == ["b"]
+
+    with redis_server() as service:
+        run(lambda: body(service))

@@ -275,10 +275,12 @@ class Round:
 
     async def ended_by(self, needed: InputRequired, store: StateStore, sealer: StateSealer) -> dict[str, Any]:
         """The ``InputRequiredResult`` that ends this round (``input_required``). A request's first
-        state, sealed for a store shared by workers, names the generation the store has now (one
-        read), not the one this worker last saw: the store may have lost its data since."""
+        state, sealed for a store shared by workers, names the generation the store was seen in
+        lately (its heartbeat reads it), or read now: the store may have lost its data since this
+        worker last read it (``store_generation.py`` says why a stale one never runs work twice)."""
         if self.first and not self.generation_read and spans_workers(store):
-            self.begin_in(await sealer.generation.read(store))
+            known = sealer.generation.begun(store)
+            self.begin_in(known if known is not None else await sealer.generation.read(store))
         return self.input_required(sealer, needed)
 
     def input_required(self, sealer: StateSealer, needed: InputRequired) -> dict[str, Any]:
