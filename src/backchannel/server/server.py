@@ -10,10 +10,11 @@ from __future__ import annotations
 
 __all__ = ["Server"]
 
+import dataclasses
 import os
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from ..protocol.events import NotificationReceived, RequestReceived
@@ -30,6 +31,7 @@ from .context import CURRENT_CONTEXT, Context
 from .delegation import delegate
 from .hosting import freeze_startup, serve_http, serve_stdio
 from .log_sending import send_log
+from .middleware import Call, Middleware, call_of, chain
 from .mounts import LISTS, Mount, Mounts, check_prefix, remote_server
 from .mrtr import StateSealer
 from .options import FlatOptions, ListOptions, LogOptions, StateOptions, TimeoutOptions, resolve_options
@@ -143,6 +145,8 @@ class Server:
         self.mounts = Mounts()
         #: Set on a mounted server: the server and the mount it is served by.
         self.mounted_in: tuple[Server, Mount] | None = None
+        #: What wraps every message received and every question sent (``add_middleware``).
+        self.middleware: list[Middleware] = []
 
     # ------------------------------------------------------------ registry
 
@@ -224,6 +228,15 @@ class Server:
         if self.handshake_listeners():
             self._list_changed("notifications/tools/list_changed")
         return server
+
+    def add_middleware(self, middleware: Middleware) -> Middleware:
+        """Wrap every request and notification this server receives (its mounts' too) and every
+        question it sends the client in ``middleware`` (``server/middleware.py``); the last added
+        runs innermost. Returns it, so it works as a decorator too."""
+        if self.mounted_in is not None:
+            raise ValueError("add middleware to the mounting server: it wraps its mounts' messages too")
+        self.middleware.append(middleware)
+        return middleware
 
     def handshake_listeners(self) -> bool:
         """Whether any client is connected (a change then needs telling)."""
@@ -401,7 +414,7 @@ class Server:
         None for everything else, which ``handle_request`` serves."""
         method = request.method
         inline = INLINE_ROUTES.get(method)
-        if inline is None:
+        if inline is None or self.middleware:  # with middleware every request takes handle_request
             return None
         if self.mounts and (routed := self.mounts.route(request, self)) is not None:
             return routed[0].server.answer_now(routed[1], connection)
@@ -419,9 +432,23 @@ class Server:
         allowed = self._allowed.get(request.version or "")
         if route is None or (allowed is not None and method not in allowed):
             raise MethodNotFound(f"Method not found: {method}")
+        if self.middleware:
+            return await self._through_middleware(request, connection)  # type: ignore[no-any-return]
         if self.mounts:
             return await self._with_mounts(request, connection)
         return await self.own_answer(request, connection)
+
+    async def _through_middleware(self, request: RequestReceived, connection: Connection) -> Any:
+        async def last(call: Call) -> dict[str, Any]:
+            passed = request if call.params is request.params else dataclasses.replace(request, params=call.params)
+            if self.mounts:
+                return await self._with_mounts(passed, connection)
+            return await self.own_answer(passed, connection)
+
+        call = call_of(
+            request.method, request.params, "request", "received", connection, request.era, _principal(connection)
+        )
+        return await chain(self.middleware, last)(call)
 
     async def _with_mounts(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         """``request`` answered by the mount it names, or here with the mounts' part merged in."""
@@ -458,16 +485,27 @@ class Server:
             result = context.declines.marked(result)
         return result
 
-    def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None:
+    def handle_notification(self, notification: NotificationReceived, connection: Connection) -> Awaitable[None] | None:
         """Act on a notification the client sent on ``connection`` (the runtime calls this with
         those it leaves to the server: a roots change makes the next ``ctx.list_roots()`` ask again)."""
+        if self.middleware:
+
+            async def last(call: Call) -> None:
+                self._notified(notification, connection)
+
+            era = connection.session.era
+            call = call_of(notification.method, notification.params, "notification", "received", connection, era, None)
+            return chain(self.middleware, last)(call)
+        self._notified(notification, connection)
+        return None
+
+    def _notified(self, notification: NotificationReceived, connection: Connection) -> None:
         if notification.method == "notifications/roots/list_changed":
             state = self._connections.get(connection)
             if state is not None:
                 state.roots.invalidate()  # the next ctx.list_roots() asks again
             for mount in self.mounts:  # a remote mount tells its upstream
                 mount.server.handle_notification(notification, connection)
-        return None
 
     def connect(self, transport: Transport, *, finish_grace: float | None = None) -> Connection:
         """A connection serving this server over ``transport``; ``await connection.run()``."""
@@ -495,3 +533,8 @@ class Server:
         if any(other is not ending and not other.closed.is_set() for other in list(self._connections)):
             return
         await flows.stop_pages()
+
+
+def _principal(connection: Connection) -> str | None:
+    principal = getattr(connection.transport, "principal", None)
+    return principal if isinstance(principal, str) else None
