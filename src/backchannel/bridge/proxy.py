@@ -59,7 +59,7 @@ class Proxy(Server):
     def tool_definition(self, name: str) -> dict[str, Any] | None:
         """Tool ``name`` as the upstream last listed it: the HTTP host checks a stateless-era call's
         ``Mcp-Param-*`` headers against it, as any server that reads the body must (SEP-2243)."""
-        return None  # TOGGLE
+        return self.upstream.tools.get(name)
 
     async def ready(self, declared: dict[str, Any] | None) -> None:
         """Connect the upstream (as a mount, before the mounting server says what it offers); one
