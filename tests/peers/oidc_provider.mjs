@@ -9,6 +9,10 @@
 //   "scopes": ["mcp", ...],                     // scope values clients may register with
 //   "clients": [{client_id, client_secret, grant_types, response_types, redirect_uris, ...}],
 //   "account": "alice",                         // who logs in when the interaction runs
+//   "rotateRefreshToken": true,                 // optional: every refresh spends its refresh token (default:
+//                                               // oidc-provider's own rule, which rotates a public client's)
+//   "tokenDelayMs": 0,                          // optional: the token endpoint answers this much later (a busy
+//                                               // server: concurrent grants overlap)
 //   "control": false                            // true: the test endpoints below
 // }
 //
@@ -28,6 +32,9 @@
 // /control/release-jwks answers them all; POST /control/rotate replaces the signing keys with new
 // ones (new kids, the old keys withdrawn) and answers {"kids": [...]}: the provider is made anew
 // with them (clients are static configuration, and the tests' grants live no longer than one request).
+// GET /control/grants answers what the token and registration endpoints did: {"grants": {grant_type: N},
+// "errors": {error: N}, "registrations": N, "presented": [refresh tokens presented, in order],
+// "issued": [refresh tokens issued, in order]} (a refresh token presented twice is one spent twice).
 //
 // Prints ONE JSON line on stdout once listening: {"issuer": "http://127.0.0.1:PORT", "port": PORT}.
 // Stops on SIGTERM or when stdin closes.
@@ -87,8 +94,27 @@ const makeProvider = () => new Provider(issuer, {
   issueRefreshToken: async (ctx, client) => client.grantTypeAllowed("refresh_token"),
   clientDefaults: { grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] },
   interactions: { url: async (ctx, interaction) => `/interaction/${interaction.uid}` },
+  ...(config.rotateRefreshToken === undefined ? {} : { rotateRefreshToken: config.rotateRefreshToken }),
 });
-let provider = makeProvider();
+
+const counts = { grants: {}, errors: {}, registrations: 0, presented: [], issued: [] };
+function counted(made) {
+  made.on("grant.success", (ctx) => {
+    const type = ctx.oidc.params.grant_type;
+    counts.grants[type] = (counts.grants[type] ?? 0) + 1;
+    if (type === "refresh_token") counts.presented.push(ctx.oidc.params.refresh_token);
+    if (ctx.body?.refresh_token) counts.issued.push(ctx.body.refresh_token);
+  });
+  made.on("grant.error", (ctx, error) => {
+    counts.errors[error.error] = (counts.errors[error.error] ?? 0) + 1;
+    if (ctx.oidc?.params?.grant_type === "refresh_token") counts.presented.push(ctx.oidc.params.refresh_token);
+  });
+  made.on("registration_create.success", () => {
+    counts.registrations += 1;
+  });
+  return made;
+}
+let provider = counted(makeProvider());
 
 async function interact(req, res) {
   const details = await provider.interactionDetails(req, res);
@@ -119,6 +145,8 @@ function control(req, res) {
   res.setHeader("content-type", "application/json");
   if (req.method === "GET" && req.url === "/control/jwks-fetches") {
     res.end(JSON.stringify({ fetches: jwksFetches }));
+  } else if (req.method === "GET" && req.url === "/control/grants") {
+    res.end(JSON.stringify(counts));
   } else if (req.method === "POST" && req.url === "/control/hold-jwks") {
     heldJwks ??= [];
     res.end("{}");
@@ -129,7 +157,7 @@ function control(req, res) {
     res.end(JSON.stringify({ released: waiting.length }));
   } else if (req.method === "POST" && req.url === "/control/rotate") {
     generation += 1;
-    provider = makeProvider();
+    provider = counted(makeProvider());
     callback = provider.callback();
     res.end(JSON.stringify({ kids: [`es256-${generation}`, `rs256-${generation}`] }));
   } else {
@@ -170,6 +198,10 @@ server.on("request", (req, res) => {
       req.body = metadata;
       callback(req, res);
     });
+    return;
+  }
+  if (config.tokenDelayMs && req.method === "POST" && req.url === "/token") {
+    setTimeout(() => callback(req, res), config.tokenDelayMs);
     return;
   }
   callback(req, res);

@@ -47,7 +47,8 @@ def test_a_wider_file_is_narrowed_on_the_next_write_and_keys_are_kept_apart(tmp_
 
     asyncio.run(body())
     assert mode(path) == 0o600
-    assert not [p for p in tmp_path.iterdir() if p.name != "oauth.json"]  # no temporary file left behind
+    left = {p.name for p in tmp_path.iterdir()} - {"oauth.json", "oauth.json.lock"}  # the lock stays, 0600
+    assert not left and mode(tmp_path / "oauth.json.lock") == 0o600  # no temporary file left behind
 
 
 def test_a_damaged_file_reads_as_empty(tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ made anew (``LoginNeeded`` when it would have to be)::
 The first request the server refuses with 401 starts the login; everything it needs is found
 from there. ``oauth.py`` says how requests are answered, ``grants.py`` the grants,
 ``registration.py`` who the client is at each server, ``metadata.py`` and ``discovery.py``
-how servers are found and which documents are trusted, ``store.py`` where tokens are kept.
+how servers are found and which documents are trusted, ``store.py`` where tokens are kept
+(``filelock.py``: how processes sharing a store take turns).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ __all__ = [
     "MetadataRefused",
     "OAuth",
     "Redirect",
+    "SharedTokenStore",
+    "StoreLocked",
     "TokenRequestFailed",
     "TokenSet",
     "TokenStore",
@@ -49,7 +52,14 @@ __all__ = [
 ]
 
 from .browser import LoopbackBrowser, Redirect
-from .errors import AuthorizationDenied, AuthorizationFailed, LoginNeeded, MetadataRefused, TokenRequestFailed
+from .errors import (
+    AuthorizationDenied,
+    AuthorizationFailed,
+    LoginNeeded,
+    MetadataRefused,
+    StoreLocked,
+    TokenRequestFailed,
+)
 from .grants import (
     AuthorizationCode,
     ClientCredentials,
@@ -60,5 +70,5 @@ from .grants import (
     WorkloadIdentity,
 )
 from .oauth import OAuth
-from .store import FileTokenStore, MemoryTokenStore, TokenStore
+from .store import FileTokenStore, MemoryTokenStore, SharedTokenStore, TokenStore
 from .tokens import TokenSet

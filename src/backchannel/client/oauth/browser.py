@@ -50,7 +50,10 @@ def _say(text: str) -> None:
 class LoopbackBrowser:
     """The system browser, and a listener on ``127.0.0.1`` for the redirect back (RFC 8252).
 
-    ``port`` 0 picks a free port once and keeps it. ``open_browser=False`` only shows the link;
+    ``port`` 0 (the default) takes a free port the moment the redirect URI is first named and
+    listens on it from then on, so no other process can take it before the redirect comes back;
+    later logins use the same port when it is free, else another (any loopback port goes, RFC 8252
+    §7.3). A fixed ``port`` is bound when the login starts. ``open_browser=False`` only shows the link;
     ``announce`` says things to the person (default: a line on stderr). ``timeout`` bounds the
     wait for the person, in seconds.
     """
@@ -69,22 +72,41 @@ class LoopbackBrowser:
         self.open_browser = open_browser
         self.announce = announce or _say
         self.timeout = timeout
+        self._ours = port == 0  # the port is ours to choose
+        self._listener: socket.socket | None = None
 
     @property
     def redirect_uri(self) -> str:
-        """``http://127.0.0.1:PORT/PATH``; a free port is chosen on first use and kept, so later logins match the
-        registration."""
-        if self.port == 0:
-            # Chosen once: a registration names this URI, and the next login should match it.
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-                probe.bind(("127.0.0.1", 0))
-                self.port = probe.getsockname()[1]
+        """``http://127.0.0.1:PORT/PATH``. A port of our choosing is listened on from the moment this is read until
+        ``authorize`` hands it to the login's server: a port probed and let go could be another's by then."""
+        if self._ours and self._listener is None:
+            self._listener = self._listen()
         return f"http://127.0.0.1:{self.port}{self.path}"
+
+    def _listen(self) -> socket.socket:
+        """A listening socket on the last port (a registration names it), else on a free one."""
+        for port in (self.port, 0) if self.port else (0,):
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                if sys.platform != "win32":
+                    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the last login's TIME_WAIT
+                listener.bind(("127.0.0.1", port))
+                listener.listen(8)
+                listener.setblocking(False)
+            except OSError as exc:
+                listener.close()
+                if port == 0:
+                    raise AuthorizationFailed(f"cannot listen on 127.0.0.1 for the login's redirect: {exc}") from exc
+                continue
+            self.port = listener.getsockname()[1]
+            return listener
+        raise AssertionError("unreachable: port 0 either listens or raises")
 
     async def authorize(self, url: str) -> Mapping[str, str]:
         """Open ``url`` in the person's browser and wait on the loopback port for the redirect; its query parameters
         (``code``, ``state``, ``iss`` or ``error``)."""
         redirect_uri = self.redirect_uri
+        listener, self._listener = self._listener, None
         arrived: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
 
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -96,7 +118,10 @@ class LoopbackBrowser:
                     await writer.wait_closed()
 
         try:
-            server = await asyncio.start_server(serve, "127.0.0.1", self.port)
+            if listener is not None:
+                server = await asyncio.start_server(serve, sock=listener)
+            else:
+                server = await asyncio.start_server(serve, "127.0.0.1", self.port)
         except OSError as exc:
             raise AuthorizationFailed(f"cannot listen for the login's redirect at {redirect_uri}: {exc}") from exc
         async with server:

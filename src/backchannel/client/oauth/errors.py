@@ -7,7 +7,8 @@
         ├── MetadataRefused           a discovery document is missing, malformed or not to be trusted
         ├── AuthorizationDenied       the authorization response: an error, a wrong ``state`` or ``iss``
         ├── TokenRequestFailed        the token endpoint said no (``error``, ``error_description``)
-        └── LoginNeeded               a person must log in, and this grant never asks one (``KeptLogin``)
+        ├── LoginNeeded               a person must log in, and this grant never asks one (``KeptLogin``)
+        └── StoreLocked               another process held the token store's lock too long (``path``)
 
 They are ``httpx2.HTTPError`` subclasses because they are raised inside the HTTP exchange (the
 ``httpx2.Auth`` flow of ``OAuth``): the transport answers the request with a JSON-RPC error that
@@ -16,7 +17,14 @@ carries the message, as it does for any exchange that failed, so no caller waits
 
 from __future__ import annotations
 
-__all__ = ["AuthorizationDenied", "AuthorizationFailed", "LoginNeeded", "MetadataRefused", "TokenRequestFailed"]
+__all__ = [
+    "AuthorizationDenied",
+    "AuthorizationFailed",
+    "LoginNeeded",
+    "MetadataRefused",
+    "StoreLocked",
+    "TokenRequestFailed",
+]
 
 import httpx2
 
@@ -46,3 +54,12 @@ class TokenRequestFailed(AuthorizationFailed):
 class LoginNeeded(AuthorizationFailed):
     """The server wants tokens that only a person's login can give, and the grant (``KeptLogin``)
     never starts one: log in once with a grant that does (``backchannel connect URL``)."""
+
+
+class StoreLocked(AuthorizationFailed):
+    """Another process held the token store's lock (``path``) for longer than this one would wait:
+    it is logging in (a person at a browser) or refreshing; try again once it is done."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path

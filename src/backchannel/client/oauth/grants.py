@@ -169,12 +169,12 @@ class AuthorizationCode:
         key = f"client {server.issuer}"
         stored = await context.store.get(key)
         known = RegisteredClient.from_dict(stored) if stored is not None else None
-        uri = self.redirect.redirect_uri
         usable = known is not None and known.issuer == server.issuer
+        if not may_register:
+            return known if usable else None  # a refresh: the redirect URI plays no part (nor takes a port)
+        uri = self.redirect.redirect_uri
         if known is not None and usable and any(_loopback_alike(u, uri) for u in known.redirect_uris):
             return known
-        if not may_register:
-            return known if usable else None
         registered = await register(
             context.http,
             server,

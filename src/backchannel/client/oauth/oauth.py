@@ -15,6 +15,12 @@ At most ``max_authorizations`` authorizations per request; then the request fail
 ``AuthorizationFailed`` and the reason. A grant that needs a person (the browser login) runs only
 for a POST: the background GET stream never opens a browser. One login at a time: requests
 refused meanwhile wait for it and then use its token.
+
+Across processes too, when the store is shared (``FileTokenStore``): each login and each refresh
+holds the store's lock for its authorization server, and reads the store again once it holds it.
+Tokens another process kept meanwhile are used as they are (or refreshed, when they run out), so
+one person logs in once, and a rotating refresh token is spent once, however many processes start
+together. The PKCE verifier and ``state`` stay in this process's memory, never in the store.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from .errors import AuthorizationFailed, TokenRequestFailed
 from .grants import AuthorizationCode, Grant, GrantContext
 from .metadata import ResourceMetadata, ServerMetadata, canonical_resource
 from .signing import DpopKey
-from .store import MemoryTokenStore, TokenStore
+from .store import MemoryTokenStore, SharedTokenStore, TokenStore
 from .tokens import TokenSet, revoke, token_request
 
 logger = logging.getLogger("backchannel.oauth")
@@ -69,6 +75,8 @@ class OAuth(httpx2.Auth):
     tokens wherever the authorization server offers them, False never, None (default) when the
     resource asks for them too. ``store`` keeps tokens (``FileTokenStore`` for across runs).
     ``allow_http`` allows plain-HTTP authorization servers off the loopback host (tests only).
+    ``lock_timeout``: how long to wait for another process's login or refresh with a shared store
+    (longer than a person's login, ``LoopbackBrowser.timeout``), then ``StoreLocked``.
     """
 
     def __init__(
@@ -88,6 +96,7 @@ class OAuth(httpx2.Auth):
         allow_http: bool = False,
         max_authorizations: int = 3,
         refresh_margin: float = 60.0,
+        lock_timeout: float = 360.0,
     ) -> None:
         if grant is None:
             if redirect is None:
@@ -108,6 +117,7 @@ class OAuth(httpx2.Auth):
         self.allow_http = allow_http
         self.max_authorizations = max_authorizations
         self.refresh_margin = refresh_margin
+        self.lock_timeout = lock_timeout
         self._endpoints: dict[str, Endpoint] = {}
         self._nonces: dict[str, str] = {}
         self._lock = asyncio.Lock()
@@ -216,21 +226,31 @@ class OAuth(httpx2.Auth):
                         f"{endpoint.url} refuses the request for want of scope {' '.join(needed)}, which the token "
                         "already holds: authorizing again would not help"
                     )
-                await self._obtain(http, endpoint, _union(endpoint.requested, needed), interactive)
+                assert endpoint.server is not None
+                async with self._shared(endpoint.server.issuer):
+                    kept = await self._kept(endpoint, sent)
+                    if kept is not None and not kept.expiring(0) and all(s in (kept.scopes or ()) for s in needed):
+                        endpoint.tokens = kept  # another process stepped up meanwhile
+                        return
+                    await self._obtain(http, endpoint, _union(endpoint.requested, needed), interactive)
                 return
             if endpoint.tokens is not sent and endpoint.tokens is not None:
                 return  # another request already replaced the token the server refused
             await self._discover(http, endpoint, refusal)
             if endpoint.tokens is not None and endpoint.tokens is not sent:
                 return  # tokens its issuer gave before for this resource (a run before, another endpoint)
-            if sent is not None and endpoint.tokens is sent:
-                endpoint.tokens = None  # refused: not to be sent again
-                if sent.refresh_token and await self._refresh(http, endpoint, sent):
-                    return
-            scopes = _union(endpoint.requested, refusal.scopes) if refusal.scopes else None
-            if scopes is None:
-                scopes = endpoint.requested or (endpoint.metadata.scopes_supported if endpoint.metadata else None)
-            await self._obtain(http, endpoint, scopes or self.scopes, interactive)
+            assert endpoint.server is not None
+            async with self._shared(endpoint.server.issuer):
+                if await self._adopt(http, endpoint, sent):
+                    return  # another process logged in or refreshed while this one waited for the lock
+                if sent is not None and endpoint.tokens is sent:
+                    endpoint.tokens = None  # refused: not to be sent again
+                    if sent.refresh_token and await self._refresh(http, endpoint, sent):
+                        return
+                scopes = _union(endpoint.requested, refusal.scopes) if refusal.scopes else None
+                if scopes is None:
+                    scopes = endpoint.requested or (endpoint.metadata.scopes_supported if endpoint.metadata else None)
+                await self._obtain(http, endpoint, scopes or self.scopes, interactive)
 
     async def _discover(self, http: httpx2.AsyncClient, endpoint: Endpoint, refusal: Challenge) -> None:
         """The resource's metadata and its authorization server's, read again on every 401."""
@@ -318,13 +338,51 @@ class OAuth(httpx2.Auth):
         async with self._lock:
             if endpoint.tokens is not tokens:
                 return
-            if tokens.refresh_token:
-                with contextlib.suppress(AuthorizationFailed):
-                    async with self._http() as http:
-                        if await self._refresh(http, endpoint, tokens):
-                            return
+            with self._pause(), contextlib.suppress(AuthorizationFailed):
+                async with self._http() as http, self._shared(tokens.issuer):
+                    if await self._adopt(http, endpoint, tokens):
+                        return  # another process refreshed it while this one waited for the lock
+                    if endpoint.tokens is tokens and tokens.refresh_token:
+                        await self._refresh(http, endpoint, tokens)
             if endpoint.tokens is tokens and tokens.expiring(0):
                 endpoint.tokens = None  # expired and not renewable: the 401 it would get starts a login
+
+    # ------------------------------------------------- other processes, one store
+
+    @contextlib.asynccontextmanager
+    async def _shared(self, issuer: str) -> AsyncIterator[None]:
+        """Hold the store's lock for ``issuer`` when the store is shared with other processes: one login or refresh
+        at a time, and what is read from the store under it is what the last holder left."""
+        if not isinstance(self.store, SharedTokenStore):
+            yield
+            return
+        doing = f"logging in to {issuer} or refreshing its token"
+        async with self.store.lock(f"issuer {issuer}", self.lock_timeout, doing=doing):
+            yield
+
+    async def _kept(self, endpoint: Endpoint, held: TokenSet | None) -> TokenSet | None:
+        """The tokens the store keeps for ``endpoint`` when they are not those ``held`` here (another process's, or
+        another ``OAuth``'s with the same store); None when it keeps none or the same."""
+        issuer = endpoint.issuer or (held.issuer if held is not None else None)
+        if issuer is None:
+            return None
+        kept = await endpoints.stored_tokens(self.store, issuer, endpoint.resource)
+        if kept is None or (held is not None and kept.access_token == held.access_token):
+            return None
+        return kept
+
+    async def _adopt(self, http: httpx2.AsyncClient, endpoint: Endpoint, held: TokenSet | None) -> bool:
+        """Under the store's lock: True when the store keeps newer tokens than ``held`` that will do, now the
+        endpoint's (refreshed here first when they run out, with the newest refresh token)."""
+        kept = await self._kept(endpoint, held)
+        if kept is None:
+            return False
+        endpoint.tokens = kept
+        if not kept.expiring(self.refresh_margin):
+            return True
+        if kept.refresh_token:
+            return await self._refresh(http, endpoint, kept)
+        return not kept.expiring(0)
 
     def _context(
         self, http: httpx2.AsyncClient, endpoint: Endpoint, dpop: DpopKey | None, server: ServerMetadata | None = None

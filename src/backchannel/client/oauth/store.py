@@ -12,18 +12,31 @@ offered to another:
 created with mode 0600 in a directory created with 0700 (``backchannel connect`` uses it, at
 ``$XDG_CONFIG_HOME/backchannel/oauth.json``); anything with ``get``/``set`` (a keyring, a
 database) plugs in the same way.
+
+A store that several processes use at once is a ``SharedTokenStore``: it also has ``lock(name)``,
+which ``OAuth`` holds, one per authorization server, for a whole login and for each refresh,
+reading the store again once it holds it. ``FileTokenStore`` is one: its locks are files beside
+it (``oauth.json.<digest>.lock``, see ``filelock.py``), and each write holds ``oauth.json.lock``
+for its read, change and atomic replace, so two processes writing different keys lose neither.
 """
 
 from __future__ import annotations
 
-__all__ = ["FileTokenStore", "MemoryTokenStore", "TokenStore", "default_token_file"]
+__all__ = ["FileTokenStore", "MemoryTokenStore", "SharedTokenStore", "TokenStore", "default_token_file"]
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+from .filelock import FileLock
+
+#: How long a write waits for another process's write (a few milliseconds each) before it fails.
+_WRITE_WAIT = 30.0
 
 
 @runtime_checkable
@@ -35,6 +48,16 @@ class TokenStore(Protocol):
 
     async def set(self, key: str, value: dict[str, Any] | None) -> None:
         """Keep ``value`` under ``key``; ``None`` forgets the key."""
+
+
+@runtime_checkable
+class SharedTokenStore(TokenStore, Protocol):
+    """A store other processes use at the same time, with a lock they all see."""
+
+    def lock(self, name: str, timeout: float, *, doing: str) -> AbstractAsyncContextManager[None]:
+        """Hold the lock called ``name`` for the block, waiting at most ``timeout`` seconds for another holder
+        (then ``StoreLocked``, whose message says the holder is ``doing`` something). Not reentrant."""
+        ...
 
 
 class MemoryTokenStore:
@@ -67,11 +90,20 @@ class FileTokenStore:
 
     The file holds refresh tokens and client secrets: it is created 0600 before anything is
     written to it, and a file found with wider permissions is narrowed on the next write.
+    Processes share it safely (a ``SharedTokenStore``: its locks are files beside it).
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else default_token_file()
         self._lock = asyncio.Lock()
+
+    def lock(
+        self, name: str, timeout: float, *, doing: str = "using the token store"
+    ) -> AbstractAsyncContextManager[None]:
+        """Hold the lock called ``name`` (an issuer, say) for the block: ``oauth.json.<digest of name>.lock``
+        beside the file, shared with every process that uses it."""
+        digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+        return FileLock(self.path.with_name(f"{self.path.name}.{digest}.lock")).hold(timeout, doing=doing)
 
     async def get(self, key: str) -> dict[str, Any] | None:
         """The value kept under ``key`` in the file, or ``None``."""
@@ -96,6 +128,10 @@ class FileTokenStore:
         return entries if isinstance(entries, dict) else {}
 
     def _update(self, key: str, value: dict[str, Any] | None) -> None:
+        with FileLock(self.path.with_name(f"{self.path.name}.lock")).held(_WRITE_WAIT, doing="writing it"):
+            self._replace(key, value)
+
+    def _replace(self, key: str, value: dict[str, Any] | None) -> None:
         entries = self._read()
         if value is None:
             if key not in entries:
