@@ -385,6 +385,8 @@ class Upstream:
         binding = binding_of(method, params, ctx.principal)
         sent = upstream_params(method, params)
         state = params.get("requestState")
+        if era == "stateless" and "inputResponses" in params:
+            _check_responses(params["inputResponses"])  # checked here: a handshake-era upstream never sees them
         if era == "stateless" and state is not None and not method.startswith("tasks/"):
             payload = self.sealer.open(state, binding)
             if _HELD in payload:
@@ -665,6 +667,15 @@ _MAY_ASK = frozenset(("tools/call", "prompts/get", "resources/read", "completion
 async def _both(first: Awaitable[None], second: Awaitable[None]) -> None:
     await first
     await second
+
+
+def _check_responses(given: Any) -> None:
+    """``inputResponses`` as a server must find them (an object of objects), or ``InvalidParams``."""
+    if not isinstance(given, dict):
+        raise InvalidParams("inputResponses must be an object keyed like the inputRequests")
+    for key, value in given.items():
+        if not isinstance(value, dict):
+            raise InvalidParams(f"inputResponses[{key!r}] must be an object (the answer to that input request)")
 
 
 def _takes_tasks(ctx: Context) -> bool:
