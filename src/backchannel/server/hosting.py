@@ -88,7 +88,7 @@ def serve_http(
             sys.exit(status)
         return
     from ..http_host.h1.serving import HttpServer
-    from .workers import run_workers
+    from ..http_host.h1.workers import run_workers
 
     def serve(sock: socket.socket, ready: Callable[[], None]) -> None:
         status = loops.run(HttpServer(app(), **limits).serve(sock=sock, on_listening=ready))

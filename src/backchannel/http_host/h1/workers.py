@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 #: A worker that died is started again after this many seconds (not at once: a crash loop).
 _RESTART_DELAY = 1.0
-#: Exit status of a server that could not start (as ``http_host/h1/serving.py`` says it).
+#: Exit status of a server that could not start (as ``serving.py`` says it).
 STARTUP_FAILURE = 3
 #: What a worker writes on its start pipe once it listens, after its start's stderr.
 _READY = b"\0backchannel-worker-ready\0"
