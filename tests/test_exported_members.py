@@ -64,7 +64,7 @@ def test_a_server_loads_no_form_or_page_machinery_it_has_not_used() -> None:
         "import sys, backchannel\n"
         "from backchannel import Server\n"
         "Server('x').add_tool(lambda text: text, name='echo')\n"
-        "lazy = ('html', 'pydantic.networks', 'backchannel.forms.types', 'backchannel.server.url_elicitation.pages')\n"
+        "lazy = ('html', 'pydantic.networks', 'backchannel.forms.types', 'backchannel.http_host.url_flows.pages')\n"
         "print(sorted(m for m in lazy if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

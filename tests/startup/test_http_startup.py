@@ -24,7 +24,7 @@ import gc, json, sys
 from backchannel.server import Server
 
 server = Server("started")
-LAZY = ("html", "backchannel.server.url_elicitation.ask", "backchannel.server.url_elicitation.fleet")
+LAZY = ("html", "backchannel.server.url_elicitation.ask", "backchannel.http_host.url_flows.fleet")
 
 @server.tool()
 def collector() -> str:

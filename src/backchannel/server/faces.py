@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from ..http_host.url_flows.pages import UrlElicitations
     from ..protocol.events import RequestReceived
     from ..redaction.redaction import Redactor
     from ..runtime.connection import Connection
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from .options import ServerOptions
     from .roots import RootsCache
     from .state import StateStore
-    from .url_elicitation.pages import UrlElicitations
 
 
 class ContextServer(Protocol):

@@ -15,7 +15,7 @@
   resource subscriptions), as data another worker takes the session up from.
 - **Fleet calls.** ``calls`` asks another worker to do what only it can (``state/calls.py``): a URL
   flow lives in the worker that started it, and the others send it their part of the flow, its
-  pages and stateless-era steps (``url_elicitation/fleet.py``).
+  pages and stateless-era steps (``http_host/url_flows/fleet.py``).
 
 With a state that spans no processes (the default) none of it runs: ``start`` does nothing.
 """
@@ -116,9 +116,9 @@ class Sharing:
 
     async def _start_calls(self, state: SharedState) -> None:
         # The URL flows' pages load with a fleet (every worker serves them), not with every server.
+        from ..http_host.url_flows.fleet import PAGE, STEP
+        from ..http_host.url_flows.pages import UrlElicitations
         from ..state.calls import Calls
-        from .url_elicitation.fleet import PAGE, STEP
-        from .url_elicitation.pages import UrlElicitations
         from .url_elicitation.rounds import flow_step
 
         if self.calls is None:

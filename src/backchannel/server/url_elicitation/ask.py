@@ -33,17 +33,17 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ...http_host.url_flows.flows import Action, UrlFlow, UrlFlowHandler
 from ...protocol.capabilities import require
 from ...types.elicitation import url_flow_heard, url_flow_offer
 from ...types.errors import RequestTimeout, UrlElicitationRequired
 from ..elicitation import Elicited
 from .consent import NO_FRESH_LINK, NOT_FINISHED, NOTES, after_word, consent, offered
-from .flows import Action, UrlFlow, UrlFlowHandler
 from .rounds import stateless_round
 
 if TYPE_CHECKING:
+    from ...http_host.url_flows.pages import UrlElicitations
     from ..context import Context
-    from .pages import UrlElicitations
 
 
 def url_elicitation_required(
@@ -92,7 +92,7 @@ async def elicit_url(
     require(ctx.client_capabilities, "elicitation.url")
     # The pages (and their HTML and ASGI helpers) load when a tool first sends someone to
     # one, not when every server starts.
-    from .pages import UrlElicitations
+    from ...http_host.url_flows.pages import UrlElicitations
 
     manager = UrlElicitations.of(ctx.server)
     if url is None:

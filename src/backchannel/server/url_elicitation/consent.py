@@ -8,9 +8,9 @@ __all__ = ["NOTES", "NOT_FINISHED", "NO_FRESH_LINK", "after_word", "consent", "o
 from collections.abc import Mapping
 from typing import Any
 
+from ...http_host.url_flows.flows import Action, FlowRegistry, UrlFlow
 from ...types.elicitation import UrlFlowWord
 from ...types.errors import InvalidParams
-from .flows import Action, FlowRegistry, UrlFlow
 
 #: What the server says when the person said "done" but the flow did not complete.
 NOT_FINISHED = (

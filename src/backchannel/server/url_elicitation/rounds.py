@@ -17,16 +17,16 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...http_host.url_flows.flows import UrlFlow, UrlFlowHandler
 from ...types.elicitation import URL_FLOW_WORDS, url_flow_heard, url_flow_offer
 from ...types.errors import InvalidParams, MissingCapability
 from ..elicitation import Elicited
 from ..mrtr import InputRequired, Round
 from .consent import NOTES, after_word, consent, offered
-from .flows import UrlFlow, UrlFlowHandler
 
 if TYPE_CHECKING:
+    from ...http_host.url_flows.pages import UrlElicitations
     from ..context import Context
-    from .pages import UrlElicitations
 
 logger = logging.getLogger("backchannel.url_elicitation")
 
@@ -120,8 +120,8 @@ async def stateless_round(
         return _result(round_, key, question, await flow_step(manager, step))
     if manager.calls is None:
         return Elicited("cancel")  # sealed by a fleet this server is not part of: the flow is not here
+    from ...http_host.url_flows.fleet import STEP, call_owner
     from ...state.calls import WorkerGone  # a fleet's part, loaded by a fleet only
-    from .fleet import STEP, call_owner
 
     try:
         outcome = await call_owner(manager.calls, owner, STEP, step, timeout=2 * manager.poll_wait + 5.0)

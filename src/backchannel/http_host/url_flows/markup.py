@@ -7,7 +7,7 @@ __all__ = ["PAGE_HEADERS", "cookie_name", "cookies", "send_page"]
 
 from collections.abc import Mapping
 
-from ...http_host.asgi import Send, send_bytes
+from ..asgi import Send, send_bytes
 from .flows import UrlFlow
 
 PAGE_HEADERS = {

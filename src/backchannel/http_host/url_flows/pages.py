@@ -19,13 +19,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
-from ...http_host.asgi import Receive, Scope, Send, header_map, read_body, send_bytes
+from ..asgi import Receive, Scope, Send, header_map, read_body, send_bytes
 from .flows import FlowRegistry, UrlFlow, digest
 from .markup import PAGE_HEADERS, cookie_name, cookies, send_page
 
 if TYPE_CHECKING:
-    from ...http_host.h1.loopback import LoopbackListener
     from ...state.calls import Calls
+    from ..h1.loopback import LoopbackListener
 
 logger = logging.getLogger("backchannel.url_elicitation")
 
@@ -136,7 +136,7 @@ class UrlElicitations(FlowRegistry):
             return self.base_url
         async with self._listener_lock:
             if not self.base_url:
-                from ...http_host.h1.loopback import LoopbackListener
+                from ..h1.loopback import LoopbackListener
 
                 listener = LoopbackListener(self)
                 self.base_url = await listener.start()

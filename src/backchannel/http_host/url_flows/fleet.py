@@ -4,7 +4,7 @@ A flow lives in the worker whose tool started it (its owner): the flow, its hand
 ``flow.data`` (an OAuth verifier, say), its code attempts, its browser binding. None of it is
 copied. With a state that spans workers, each link's token and each OAuth ``state`` begin with
 the owner's worker id and a ``.`` (``FlowRegistry.named``), and a stateless-era round keeps the
-owner in its sealed memo (``rounds.py``). Then:
+owner in its sealed memo (``server/url_elicitation/rounds.py``). Then:
 
 - **Pages.** A page request (the landing, the code's POST, the third party's callback) that
   reaches another worker goes whole to the owner (``url.page``: method, path, query, headers,
@@ -17,8 +17,8 @@ owner in its sealed memo (``rounds.py``). Then:
 - **Handshake era.** Nothing more: the tool waits in the owner, whichever worker serves the page
   completes the owner's flow, and the completion notification leaves from the owner's session.
 
-``Sharing.start`` (``server/sharing.py``) makes the worker's ``Calls``, answers ``url.page`` and
-``url.step`` with this package, and calls ``UrlElicitations.join_fleet``.
+``Sharing.start`` (``server/sharing.py``) makes the worker's ``Calls``, answers ``url.page`` with
+this package and ``url.step`` with ``rounds.flow_step``, and calls ``UrlElicitations.join_fleet``.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
-from ...http_host.asgi import Receive, Scope, Send, read_body, send_bytes
 from ...state.calls import Calls, WorkerGone
+from ..asgi import Receive, Scope, Send, read_body, send_bytes
 from .markup import send_page
 
 logger = logging.getLogger("backchannel.url_elicitation")
