@@ -26,17 +26,18 @@ from ..types.versions import Era
 from . import elicitation, request_roots
 from .delegation import deferred
 from .log_sending import operator_log
+from .middleware import call_of, sent_through
 from .mrtr import InputRequired, Round
 from .once import run_once
 from .request_roots import hidden_log, known_roots, text_hider
 from .roots import Roots
 
 if TYPE_CHECKING:
+    from ..progress.parts import ProgressParts
+    from ..progress.stages import ProgressStages
     from ..runtime.connection import Connection
     from . import sampling
     from .faces import ContextServer
-    from .progress import ProgressStages
-    from .progress_parts import ProgressParts
     from .tasks.runner import TaskRunner
     from .url_elicitation import ask
 
@@ -154,7 +155,12 @@ class Context:
         if self.task is not None and self.task.begun:  # asked through the task, in both eras
             return await self.task.ask(method, params, timeout=timeout, key=key)
         if self.era == "handshake":
-            return await self.connection.request(method, params, related=self.request.id, timeout=timeout)
+            middleware = getattr(self.connection.handler, "middleware", None)  # the serving server's
+            if middleware:  # a request on the wire: the server's middleware see it go and its answer come
+                sent = call_of(method, params, "request", "sent", self.connection, self.era, self.principal)
+                return await sent_through(middleware, sent, lambda asked: self._ask(method, asked, timeout))
+            return await self._ask(method, params, timeout)
+        # Stateless era: the question is part of this request's result (a middleware sees it there).
         if self.round is None:
             raise MissingCapability(
                 capability, f"{self.request.method} cannot ask the client anything in the stateless era"
@@ -167,6 +173,9 @@ class Context:
                 request["params"] = params
             raise InputRequired(key, request)
         return answer
+
+    async def _ask(self, method: str, params: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+        return await self.connection.request(method, params, related=self.request.id, timeout=timeout)
 
     elicit = elicitation.elicit
     forget_decline = elicitation.forget_decline
@@ -313,7 +322,7 @@ class Context:
 
     def stages(self, stages: Sequence[str] | Mapping[str, float], total: float = 100.0) -> ProgressStages:
         """Progress for multi-stage work on one monotonic scale (see ``ProgressStages``)."""
-        from .progress import ProgressStages  # (loaded by a first use, as progress_parts is)
+        from ..progress.stages import ProgressStages  # (loaded by a first use, as the parts are)
 
         return ProgressStages(self, stages, total)
 
@@ -323,7 +332,7 @@ class Context:
         """Progress for sub-tasks that run at once, as one increasing stream that ends at
         ``total``: ``async with ctx.progress_parts() as parts: part = parts.add("download",
         weight=3)``, then ``await part.advance(4096, of=size)`` (see ``ProgressParts``)."""
-        from .progress_parts import ProgressParts  # (0.05 MiB that a server without it does not load)
+        from ..progress.parts import ProgressParts  # (0.05 MiB that a server without it does not load)
 
         return ProgressParts(self, parts, total)
 

@@ -19,17 +19,21 @@ it holds, which a middleware may replace) and returns the result: a request's re
 client's answer to a question sent, None for a notification. A middleware may instead return a
 result of its own or raise an ``MCPError`` (the client gets that error), and the message goes no
 further. Middleware run in the order added, the first outermost, for requests of both eras and of
-every mount (a mount is reached through its mounting server's chain). In the stateless era a
-question is "sent" when the handler asks it: the first round's ``call_next`` raises the
-``InputRequired`` that becomes the ``InputRequiredResult``, and the round that has the answer
-returns it. A cancellation reaches a middleware as the ``CancelledError`` of ``call_next``.
+every mount (a mount is reached through its mounting server's chain).
+
+The reverse channel is seen as it crosses the wire. In the handshake era a question is a request
+the server sends: a ``"sent"`` call whose ``call_next`` returns the client's answer. In the
+stateless era it is part of the answer to the client's request: the ``inputRequests`` of the
+``InputRequiredResult`` that ``call_next`` returns, and the answers come back in the
+``inputResponses`` of the retry's params. A cancellation reaches a middleware as the
+``CancelledError`` of ``call_next``.
 
 With no middleware added, nothing here runs: the server's paths are the same as without it.
 """
 
 from __future__ import annotations
 
-__all__ = ["Call", "CallNext", "Middleware", "chain"]
+__all__ = ["Call", "CallNext", "Middleware", "chain", "sent_through"]
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -90,3 +94,18 @@ def call_of(
     return Call(
         method, params, kind, direction, era, principal, session if isinstance(session, str) else None, connection
     )
+
+
+async def sent_through(
+    middleware: Sequence[Middleware],
+    sent: Call,
+    ask: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]],
+) -> dict[str, Any]:
+    """The client's answer to the question ``sent`` (a handler's ``ctx.request_input``), through ``middleware``."""
+
+    async def last(call: Call) -> dict[str, Any]:
+        return await ask(call.params)
+
+    call = sent
+    answer: dict[str, Any] = await chain(middleware, last)(call)
+    return answer
