@@ -29,7 +29,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"_version"}),
     frozenset({"types"}),
     frozenset({"protocol", "framing", "forms", "telemetry", "redaction"}),
-    frozenset({"transports", "state", "signatures"}),
+    frozenset({"transports", "state", "signatures", "progress"}),
     frozenset({"runtime", "auth"}),
     frozenset({"http_host"}),
     frozenset({"server", "client"}),

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backchannel import Context, Server
+from backchannel.progress.parts import ProgressParts
 from backchannel.protocol.events import ProgressReceived
-from backchannel.server.progress_parts import ProgressParts
 from backchannel.testing import Tap, connected, run
 from backchannel.types.content import TextContent
 from backchannel.types.versions import Era

@@ -57,8 +57,8 @@ LAZY = (
     "backchannel.auth",
     "backchannel.server.sampling",
     "backchannel.protocol.sampling",
-    "backchannel.server.progress",
-    "backchannel.server.progress_parts",
+    "backchannel.progress.stages",
+    "backchannel.progress.parts",
     "backchannel.state.calls",
 )
 
