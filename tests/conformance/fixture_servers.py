@@ -5,6 +5,10 @@
 - ``FixtureFleet``: one ``redis-server``, N ``FixtureServer`` workers sharing it, each on its own
   port, and nginx in front passing every request to the next worker in turn, so consecutive
   requests of one session land on different processes (``tests/_services.py``).
+- ``FixtureServer(log, (URL,), script=PROXY_FIXTURE)``: ``proxy_server.py``, a
+  ``backchannel.bridge.Proxy`` on a free port in front of the upstream at ``URL``.
+- ``EverythingServer``: ``@modelcontextprotocol/server-everything`` over Streamable HTTP on a
+  free loopback port (``tests/peers/loopback-only.cjs`` keeps it off the other interfaces).
 
 Both are context managers with ``.url`` (the harness's ``--url``) and ``.log_tail()`` (what to
 print when a leg fails); everything they start is stopped on exit. ``test_conformance_fleet.py``
@@ -13,7 +17,7 @@ checks that the fleet really spreads a session over all its workers.
 
 from __future__ import annotations
 
-__all__ = ["FixtureFleet", "FixtureServer"]
+__all__ = ["EverythingServer", "FixtureFleet", "FixtureServer"]
 
 import contextlib
 import signal
@@ -30,20 +34,24 @@ if str(TESTS) not in sys.path:
 
 from _services import nginx_round_robin, redis_server  # noqa: E402
 from backchannel.testing import free_port, port_accepts  # noqa: E402
+from peers.paths import LISTENING_RE, everything_http_cmd, everything_http_url  # noqa: E402
 
 SERVER_FIXTURE = HERE / "everything_server.py"
+PROXY_FIXTURE = HERE / "proxy_server.py"
 SERVER_START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 
 
 class FixtureServer:
-    """``everything_server.py`` on a free port, stopped on exit; ``extra`` goes to its command line."""
+    """``everything_server.py`` (or ``script``, which takes the same ``--port N``) on a free port,
+    stopped on exit; ``extra`` goes to its command line."""
 
-    def __init__(self, log_path: Path, extra: tuple[str, ...] = ()) -> None:
+    def __init__(self, log_path: Path, extra: tuple[str, ...] = (), script: Path = SERVER_FIXTURE) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.log_path = log_path
         self.extra = extra
+        self.script = script
         self.process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> FixtureServer:
@@ -58,7 +66,7 @@ class FixtureServer:
         """Start the process (``wait_listening`` then waits for its port)."""
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, str(SERVER_FIXTURE), "--port", str(self.port), *self.extra],
+                [sys.executable, str(self.script), "--port", str(self.port), *self.extra],
                 cwd=ROOT,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -72,15 +80,14 @@ class FixtureServer:
         while True:
             if self.process.poll() is not None:
                 raise RuntimeError(
-                    f"the fixture server exited with {self.process.returncode} before listening:\n{self.log_tail()}"
+                    f"{self.script.name} exited with {self.process.returncode} before listening:\n{self.log_tail()}"
                 )
             if port_accepts(self.port):
                 return
             if time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(
-                    f"the fixture server did not accept connections within {SERVER_START_TIMEOUT_S:.0f}s"
-                )
+                within = f"{SERVER_START_TIMEOUT_S:.0f}s"
+                raise RuntimeError(f"{self.script.name} did not accept connections within {within}")
             time.sleep(0.1)  # another process's port: no event to wait on, so poll with a deadline
 
     def stop(self) -> None:
@@ -166,3 +173,47 @@ class FixtureFleet:
                 if text:
                     parts.append("--- nginx error.log:\n" + "\n".join(text.splitlines()[-lines:]))
         return "\n".join(parts)
+
+
+class EverythingServer(FixtureServer):
+    """``@modelcontextprotocol/server-everything`` over Streamable HTTP on 127.0.0.1, on the port
+    it picks (``PORT=0``; ``loopback-only.cjs`` prints it), stopped on exit."""
+
+    def __init__(self, log_path: Path) -> None:
+        super().__init__(log_path)
+        self.port = 0
+        self.url = ""
+
+    def launch(self) -> None:
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                everything_http_cmd(0),
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def wait_listening(self) -> None:
+        assert self.process is not None
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"server-everything exited with {self.process.returncode} before listening:\n{self.log_tail()}"
+                )
+            listening = LISTENING_RE.search(self.log_path.read_text(errors="replace"))
+            if listening is not None and port_accepts(int(listening["port"])):
+                self.port = int(listening["port"])
+                self.url = everything_http_url(self.port)
+                return
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"server-everything did not listen within {SERVER_START_TIMEOUT_S:.0f}s")
+            time.sleep(0.1)  # its line in the log file: no event to wait on, so poll with a deadline
+
+    def interrupt(self) -> None:
+        """SIGTERM: Node's default for it is to exit (SIGINT would do too, but say what we mean)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)

@@ -2,6 +2,7 @@
 
     python tests/conformance/run.py [--only server|client] [--spec-version V] [--keep]
     python tests/conformance/run.py --only server --fleet [--spec-version V] [--keep]
+    python tests/conformance/run.py --through-proxy [--spec-version V] [--keep]
 
 Legs (``@modelcontextprotocol/conformance``, pinned in ``tests/package.json``):
 
@@ -20,7 +21,24 @@ session land on different workers. The fleet serves the ``2025-11-25`` and ``202
 and the bare ``--suite all`` leg (no ``--spec-version``: each scenario at the harness's default
 wire, extension scenarios included), and is stopped after them.
 
-Every leg passes ``--expected-failures tests/conformance/expected-failures.yml``,
+With ``--through-proxy`` the server suite runs through the bridge (issue #29): for each spec
+version and each upstream, (a) our ``everything_server.py`` and (b) ``@modelcontextprotocol/
+server-everything`` (Streamable HTTP, kept on 127.0.0.1 by ``loopback-only.cjs``), the suite runs
+once directly against a fresh upstream and once against ``proxy_server.py`` (a
+``backchannel.bridge.Proxy`` on a free loopback port) in front of another fresh one; one upstream
+process per run, never one per scenario. The leg compares the two runs' per-scenario verdicts,
+read from the harness's ``checks.json``: a scenario fails on any FAILURE check, warns on a WARNING,
+is skipped when its checks are all SKIPPED (which counts as a pass) and passes otherwise. The leg
+passes when no scenario stands lower through the proxy than directly (fail < warn < pass);
+a scenario failing only through the proxy fails the leg and its checks are printed. Scenarios
+that pass only through the proxy are listed (server-everything speaks only the handshake era:
+through the bridge it also answers the 2026-07-28 suite), as are checks that succeeded directly
+and did not run through the proxy in a scenario whose verdict held (the proxy answers a fast
+call as JSON where its upstream chose an SSE stream: SSE is each hop's own choice). These legs
+pass no expected-failures file: the direct run is their baseline. All four run within
+``PROXY_BUDGET_S`` (about 50 s on 2 busy cores); ``.ci/run`` runs them.
+
+Every other leg passes ``--expected-failures tests/conformance/expected-failures.yml``,
 so a leg passes when every failure is listed there and nothing listed passes
 (a listed entry that passes is "stale" and fails the leg: the list may only
 shrink). The harness's own summary is printed per leg, with its wall time.
@@ -56,7 +74,7 @@ TESTS = HERE.parent
 ROOT = TESTS.parent
 sys.path.insert(0, str(TESTS))
 
-from fixture_servers import FixtureFleet, FixtureServer  # noqa: E402
+from fixture_servers import PROXY_FIXTURE, EverythingServer, FixtureFleet, FixtureServer  # noqa: E402
 
 from peers.paths import CONFORMANCE_CLI, NODE22, conformance_cmd, have_npm_peers  # noqa: E402
 
@@ -71,6 +89,8 @@ CLIENT_SCENARIO_TIMEOUT_MS = 120_000
 SERVER_LEG_TIMEOUT_S = 180.0
 CLIENT_LEG_TIMEOUT_S = 300.0
 TOTAL_BUDGET_S = 460.0
+PROXY_BUDGET_S = 240.0
+PROXY_UPSTREAMS = ("ours", "server-everything")
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 PASSING_SCENARIO = re.compile(r"^✓ \S+: \d+ passed, \d+ failed")
@@ -97,8 +117,25 @@ class Leg:
 
 
 @dataclass
+class ProxyLeg:
+    """The server suite at ``spec_version`` through the proxy in front of ``upstream``, against the
+    same suite run directly against that upstream."""
+
+    upstream: str  # one of PROXY_UPSTREAMS
+    spec_version: str
+
+    @property
+    def name(self) -> str:
+        return f"server {self.spec_version} through the proxy, upstream {self.upstream}"
+
+    @property
+    def slug(self) -> str:
+        return f"proxy-{self.upstream}-{self.spec_version}"
+
+
+@dataclass
 class Outcome:
-    leg: Leg
+    leg: Leg | ProxyLeg
     ok: bool
     seconds: float
     exit_code: int | None
@@ -250,6 +287,126 @@ def run_leg(leg: Leg, work: Path, budget: float, fleet: FixtureFleet | None = No
     return Outcome(leg, ok, seconds, code, note)
 
 
+# ----------------------------------------------------------------------------- through the proxy
+
+#: A verdict's standing: a scenario through the proxy may not stand lower than directly.
+STANDING = {"fail": 0, "warn": 1, "pass": 2, "skipped": 2}
+
+
+def verdict_of(checks: list[dict[str, Any]]) -> str:
+    """``fail`` (a FAILURE), ``warn`` (a WARNING), ``skipped`` (every check SKIPPED, INFO aside) or ``pass``."""
+    statuses = {check.get("status") for check in checks}
+    if "FAILURE" in statuses:
+        return "fail"
+    if "WARNING" in statuses:
+        return "warn"
+    if "SKIPPED" in statuses and statuses <= {"SKIPPED", "INFO"}:
+        return "skipped"
+    return "pass"
+
+
+def tally(verdicts: dict[str, str]) -> str:
+    counts = {kind: sum(1 for v in verdicts.values() if v == kind) for kind in ("pass", "fail", "warn", "skipped")}
+    warned = f" (of which {counts['warn']} only warned)" if counts["warn"] else ""
+    return (
+        f"{len(verdicts)} scenarios: {counts['pass']} pass, {counts['fail'] + counts['warn']} fail{warned}, "
+        f"{counts['skipped']} skipped"
+    )
+
+
+def proxy_harness_args(leg: ProxyLeg, out_dir: Path, url: str) -> list[str]:
+    return [
+        "server",
+        "--url",
+        url,
+        "--suite",
+        "all",
+        "--spec-version",
+        leg.spec_version,
+        "-o",
+        str(out_dir),
+        "--timeout",
+        str(SERVER_SCENARIO_TIMEOUT_MS),
+    ]
+
+
+def upstream_fixture(leg: ProxyLeg, log_path: Path) -> FixtureServer:
+    return FixtureServer(log_path) if leg.upstream == "ours" else EverythingServer(log_path)
+
+
+def run_proxy_side(leg: ProxyLeg, work: Path, proxied: bool, budget: float) -> tuple[dict[str, Any], float, str]:
+    """One run of ``leg``'s suite, direct or through the proxy, each on fresh processes: its checks
+    per scenario, its wall time, and the tails of its processes' logs (for a failure)."""
+    side = "proxied" if proxied else "direct"
+    out_dir = work / leg.slug / side
+    out_dir.mkdir(parents=True)
+    started = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        upstream = stack.enter_context(upstream_fixture(leg, work / f"{leg.slug}-{side}-upstream.log"))
+        url = upstream.url
+        proxy = None
+        if proxied:
+            log = work / f"{leg.slug}-proxy.log"
+            proxy = stack.enter_context(FixtureServer(log, (upstream.url,), script=PROXY_FIXTURE))
+            url = proxy.url
+        timeout = max(10.0, min(SERVER_LEG_TIMEOUT_S, budget))
+        code, stdout = run_harness(proxy_harness_args(leg, out_dir, url), timeout, work / f"{leg.slug}-{side}.log")
+        tails = f"upstream log (tail):\n{upstream.log_tail()}"
+        if proxy is not None:
+            tails += f"\nproxy log (tail):\n{proxy.log_tail()}"
+    (work / f"{leg.slug}-{side}-harness.out").write_text(stdout)
+    if code is None:
+        raise RuntimeError(f"the {side} run timed out after {timeout:.0f}s\n{tails}")
+    checks = scenario_checks(out_dir)
+    if not checks:
+        raise RuntimeError(f"the {side} run left no checks.json (harness exit {code})\n{tails}")
+    return checks, time.monotonic() - started, tails
+
+
+def run_proxy_leg(leg: ProxyLeg, work: Path, budget: float) -> Outcome:
+    """Run ``leg`` directly, then through the proxy, and compare the verdicts scenario by scenario."""
+    started = time.monotonic()
+    try:
+        direct, direct_s, _ = run_proxy_side(leg, work, False, budget)
+        proxied, proxied_s, tails = run_proxy_side(leg, work, True, budget - (time.monotonic() - started))
+    except RuntimeError as exc:
+        seconds = time.monotonic() - started
+        print(f"\n##### {leg.name}: ERROR after {seconds:.1f}s: {exc}")
+        return Outcome(leg, False, seconds, None, str(exc).splitlines()[0])
+    seconds = time.monotonic() - started
+    before = {name: verdict_of(checks) for name, checks in direct.items()}
+    after = {name: verdict_of(checks) for name, checks in proxied.items()}
+    worse = sorted(n for n, v in before.items() if STANDING[v] > STANDING.get(after.get(n, "missing"), -1))
+    better = sorted(n for n, v in after.items() if STANDING[v] > STANDING.get(before.get(n, "missing"), -1))
+    unexercised = []
+    for name in sorted(set(before) - set(worse)):
+        ran = {c.get("id") for c in proxied.get(name, []) if c.get("status") in ("SUCCESS", "WARNING", "FAILURE")}
+        lost = sorted({c.get("id") for c in direct[name] if c.get("status") == "SUCCESS"} - ran)
+        if lost:
+            unexercised.append(f"{name} ({', '.join(str(i) for i in lost)})")
+    ok = not worse
+    verdict = "PASS" if ok else "FAIL"
+    times = f"direct {direct_s:.1f}s, through the proxy {proxied_s:.1f}s"
+    print(f"\n##### {leg.name}: {verdict} in {seconds:.1f}s ({times})")
+    print(f"  direct:            {tally(before)}")
+    print(f"  through the proxy: {tally(after)}")
+    if better:
+        print(f"  passing only through the proxy ({len(better)}): {', '.join(better)}")
+    if unexercised:
+        print(f"  checks that succeeded directly and did not run through the proxy: {'; '.join(unexercised)}")
+    if worse:
+        print(f"\n  failing only through the proxy ({len(worse)}):")
+        for name in worse:
+            print(f"  {name}: {before[name]} directly, {after.get(name, 'missing')} through the proxy")
+            for check in proxied.get(name, []):
+                if check.get("status") in ("FAILURE", "WARNING"):
+                    message = (check.get("errorMessage") or check.get("description") or "").replace("\n", " ")
+                    print(f"    [{check.get('id')}] {check.get('status')}: {message[:300]}")
+        print(f"\n{tails}")
+    note = "" if ok else f"{len(worse)} scenarios fail only through the proxy"
+    return Outcome(leg, ok, seconds, 0 if ok else 1, note)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run the MCP conformance harness against backchannel.")
     parser.add_argument("--only", choices=("server", "client"), help="run only the server or the client legs")
@@ -260,14 +417,24 @@ def main(argv: list[str] | None = None) -> int:
         help=f"server legs only, plus the bare --suite all leg, against {FLEET_WORKERS} workers "
         "sharing one Redis behind nginx round-robin",
     )
+    parser.add_argument(
+        "--through-proxy",
+        action="store_true",
+        help="only the server suite, through backchannel's proxy in front of our fixture server and of "
+        "server-everything, each compared with the same suite run directly",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the harness output directory even on success")
     args = parser.parse_args(argv)
     if args.fleet and args.only == "client":
         parser.error("--fleet runs the server legs (the client legs test our client, not a server)")
+    if args.through_proxy and (args.fleet or args.only == "client"):
+        parser.error("--through-proxy runs server legs of its own (not with --fleet or --only client)")
 
     if not have_npm_peers():
         print(f"conformance: npm peers missing ({NODE22}, {CONFORMANCE_CLI}); run: bash tests/peers/install.sh")
         return 1
+    if args.through_proxy:
+        return run_through_proxy([v for v in SPEC_VERSIONS if args.spec_version in (None, v)], args.keep)
     if args.fleet:
         versions: list[str | None] = [v for v in SPEC_VERSIONS if args.spec_version in (None, v)]
         legs = [Leg("server", version, fleet=True) for version in versions]
@@ -298,8 +465,20 @@ def main(argv: list[str] | None = None) -> int:
         for leg in legs:
             remaining = TOTAL_BUDGET_S - (time.monotonic() - started)
             outcomes.append(run_leg(leg, work, remaining, fleet))
-    total = time.monotonic() - started
+    return report(outcomes, time.monotonic() - started, work, args.keep)
 
+
+def run_through_proxy(versions: list[str], keep: bool) -> int:
+    work = Path(tempfile.mkdtemp(prefix="backchannel-conformance-proxy-"))
+    started = time.monotonic()
+    outcomes = []
+    for leg in (ProxyLeg(upstream, version) for upstream in PROXY_UPSTREAMS for version in versions):
+        outcomes.append(run_proxy_leg(leg, work, PROXY_BUDGET_S - (time.monotonic() - started)))
+    return report(outcomes, time.monotonic() - started, work, keep)
+
+
+def report(outcomes: list[Outcome], total: float, work: Path, keep: bool) -> int:
+    """The closing table of legs; the output directory removed when every leg passed (unless ``keep``)."""
     print("\n##### conformance legs")
     width = max([20, *(len(outcome.leg.name) for outcome in outcomes)])
     for outcome in outcomes:
@@ -308,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {status} {outcome.leg.name:<{width}} {outcome.seconds:6.1f}s{extra}")
     passed = all(outcome.ok for outcome in outcomes)
     print(f"  total {total:.1f}s: {'all legs passed' if passed else 'some legs FAILED'}")
-    if passed and not args.keep:
+    if passed and not keep:
         shutil.rmtree(work, ignore_errors=True)
     else:
         print(f"  harness output kept in {work}")
