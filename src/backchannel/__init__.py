@@ -11,10 +11,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
+from ._wiring import wire_remote
 
 _EXPORTS: dict[str, str] = {
     "Server": "backchannel.server.server",
-    "Complete": "backchannel.server.completion",
+    "Complete": "backchannel.completion.completers",
     "Elicited": "backchannel.server.elicitation",
     "Context": "backchannel.server.context",
     "Image": "backchannel.server.content",
@@ -55,7 +56,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .client.client import Client
-    from .server.completion import Complete
+    from .completion.completers import Complete
     from .server.content import Audio, Image
     from .server.context import Context
     from .server.elicitation import Elicited
@@ -71,6 +72,16 @@ if TYPE_CHECKING:
         ResourceNotFound,
         ToolError,
     )
+
+
+def _remote(**where: Any) -> Any:
+    """The bridge's ``Proxy`` for a remote upstream, for ``Server.mount(command=...)`` (``_wiring``)."""
+    from .bridge import remote
+
+    return remote(**where)
+
+
+wire_remote(_remote)
 
 
 def __getattr__(name: str) -> Any:

@@ -12,7 +12,6 @@ __all__ = ["Proxy", "Upstream", "UpstreamSpec", "remote"]
 
 from typing import Any
 
-from ..server.mounts import use_remote
 from .proxy import Proxy
 from .upstream import Upstream, UpstreamSpec
 
@@ -21,6 +20,3 @@ def remote(**where: Any) -> Proxy:
     """A ``Proxy`` for the upstream ``where`` names (``UpstreamSpec``'s fields: ``command=`` or
     ``url=``, with ``headers``, ``auth``, ``era``): what ``Server.mount(command=...)`` mounts."""
     return Proxy(UpstreamSpec(**where))
-
-
-use_remote(remote)

@@ -23,16 +23,15 @@ the list, and its calls answer with its error; the rest keeps serving.
 
 from __future__ import annotations
 
-__all__ = ["Mount", "Mounts", "check_prefix", "remote_server", "use_remote"]
+__all__ = ["Mount", "Mounts", "check_prefix", "remote_server"]
 
 import dataclasses
-import importlib
 import logging
 import re
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._wiring import make_remote
 from ..protocol.events import RequestReceived
 from ..types.errors import InvalidParams, MCPError, MethodNotFound
 from .pagination import paginate
@@ -58,26 +57,12 @@ _TASK_METHODS = frozenset(("tasks/get", "tasks/result", "tasks/cancel", "tasks/u
 _TASKS_KEPT = 10_000
 
 
-#: Makes the server that answers for a command or a URL: ``backchannel.bridge``'s ``remote``,
-#: which sets it when loaded (``use_remote``).
-_remote: Callable[..., Server] | None = None
-
-
-def use_remote(factory: Callable[..., Server]) -> None:
-    """Let ``Server.mount(command=...)`` and ``mount(url=...)`` make their server with ``factory``."""
-    global _remote
-    _remote = factory
-
-
 def remote_server(**where: Any) -> Server:
     """The server that answers for the upstream ``where`` names (a command or a URL): a
-    ``backchannel.bridge.Proxy``. The bridge sits above the server (it is a server answered by a
-    client), so it is loaded here by name, when a first remote mount is made, and registers
-    itself; nothing of server/ imports it."""
-    if _remote is None:
-        importlib.import_module("backchannel.bridge")
-    assert _remote is not None, "backchannel.bridge did not register its remote servers"
-    return _remote(**where)
+    ``backchannel.bridge.Proxy``, made by what the package wired in ``_wiring`` (the bridge
+    sits above the server; nothing of server/ imports it)."""
+    server: Server = make_remote(**where)
+    return server
 
 
 def check_prefix(prefix: str) -> str:
