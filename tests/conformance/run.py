@@ -31,7 +31,7 @@ read from the harness's ``checks.json``: a scenario fails on any FAILURE check, 
 is skipped when its checks are all SKIPPED (which counts as a pass) and passes otherwise. The leg
 passes when no scenario stands lower through the proxy than directly (fail < warn < pass);
 a scenario failing only through the proxy fails the leg and its checks are printed. Scenarios
-that pass only through the proxy are listed (server-everything speaks only the handshake era:
+that do better through the proxy are listed (server-everything speaks only the handshake era:
 through the bridge it also answers the 2026-07-28 suite), as are checks that succeeded directly
 and did not run through the proxy in a scenario whose verdict held (the proxy answers a fast
 call as JSON where its upstream chose an SSE stream: SSE is each hop's own choice). These legs
@@ -391,7 +391,7 @@ def run_proxy_leg(leg: ProxyLeg, work: Path, budget: float) -> Outcome:
     print(f"  direct:            {tally(before)}")
     print(f"  through the proxy: {tally(after)}")
     if better:
-        print(f"  passing only through the proxy ({len(better)}): {', '.join(better)}")
+        print(f"  better through the proxy ({len(better)}): {', '.join(f'{n} ({after[n]})' for n in better)}")
     if unexercised:
         print(f"  checks that succeeded directly and did not run through the proxy: {'; '.join(unexercised)}")
     if worse:
