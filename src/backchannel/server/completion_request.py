@@ -1,7 +1,7 @@
 """``completion/complete``: find the prompt or template argument asked about and run its completer,
 for callers that keep within the rate limit.
 
-The completers themselves are made at registration (``completion.py``); this is the request's side.
+The completers themselves are made at registration (``backchannel/completion/``); this is the request's side.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..completion.completers import ArgumentCompleter, Unfinished
 from ..runtime.ratelimit import KeyedBuckets
 from ..types.errors import InvalidParams, RateLimited
-from .completion import ArgumentCompleter, Unfinished
 from .options import CompletionOptions
 from .prompts import RegisteredPrompt
 

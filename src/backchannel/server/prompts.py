@@ -11,9 +11,9 @@ from typing import Any
 
 import msgspec
 
+from ..completion.completers import ArgumentCompleter
 from ..signatures.signature import ParameterSet, derive_parameters
 from ..types.prompts import GetPromptResult, PromptMessage
-from .completion import ArgumentCompleter
 from .content import to_block
 from .definitions import wire_definition
 

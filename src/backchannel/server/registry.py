@@ -12,8 +12,8 @@ __all__ = ["Registry", "registering"]
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..completion.completers import CompleterLike, completers_for
 from ..types.capabilities import declared_extensions, with_extensions
-from .completion import CompleterLike, completers_for
 from .context import Context
 from .elicitation import check_forms
 from .prompts import RegisteredPrompt
@@ -135,7 +135,7 @@ class Registry:
     ) -> RegisteredPrompt:
         """Register ``fn`` as a prompt; its parameters become the prompt's arguments.
 
-        ``completers`` maps argument names to completers (see ``server.completion``);
+        ``completers`` maps argument names to completers (see ``backchannel.completion``);
         they win over ``Complete(...)`` annotations on the parameters. ``scopes``: as ``add_tool``'s."""
         prompt = RegisteredPrompt.build(
             fn, name=name, title=title, description=description, icons=icons, meta=meta, context_type=Context

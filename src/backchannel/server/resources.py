@@ -12,10 +12,10 @@ from typing import Any
 
 import msgspec
 
+from ..completion.completers import ArgumentCompleter
 from ..signatures.signature import ParameterSet, derive_parameters
 from ..types.content import BlobResourceContents, TextResourceContents
 from ..types.uri_template import UriTemplate
-from .completion import ArgumentCompleter
 from .definitions import wire_definition
 
 
