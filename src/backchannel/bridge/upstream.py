@@ -85,7 +85,10 @@ class UpstreamSpec:
     """Where the upstream server is: ``command`` (spawned, over stdio), ``url`` (Streamable HTTP,
     or HTTP+SSE found the way ``Client.http`` finds it) or ``server`` (a backchannel ``Server`` in
     this process, over a memory transport), with ``headers`` and ``auth`` for HTTP, and the ``era``
-    to speak to it (``"auto"`` probes). ``wrap`` wraps each client transport made (a test's ``Tap``)."""
+    to speak to it (``"auto"`` probes). ``wrap`` wraps each client transport made (a test's ``Tap``).
+    ``connect_timeout`` bounds, in seconds, the wait for the upstream to answer its introduction
+    (``initialize`` or ``server/discover``; a login's time is not counted): past it, the upstream
+    is unavailable (None: no bound)."""
 
     command: Sequence[str] = ()
     url: str | None = None
@@ -96,6 +99,7 @@ class UpstreamSpec:
     cwd: str | None = None
     server: Server | None = None
     wrap: Callable[[Transport], Transport] | None = None
+    connect_timeout: float | None = 60.0
 
     def __post_init__(self) -> None:
         if sum((bool(self.command), self.url is not None, self.server is not None)) != 1:
@@ -128,7 +132,10 @@ class UpstreamSpec:
             transport = on_pipe(StdioClientTransport(self.command[0], self.command[1:], env=env, cwd=self.cwd))
         if self.wrap is not None:
             transport = self.wrap(transport)
-        return UpstreamClient(transport, upstream=upstream, declared=declared, era=self.era)
+        client = UpstreamClient(transport, upstream=upstream, declared=declared, era=self.era)
+        if callable(pause_with := getattr(self.auth, "pause_clocks_with", None)):
+            pause_with(client.connection.timeouts_paused)  # a login's time is the person's (as Client.http)
+        return client
 
 
 class _RelayedInputs(InputHandlers):
@@ -279,6 +286,7 @@ class Upstream:
             if client is not None:
                 await self._drop(client)
             client = self.spec.client(self, carried)
+            client.request_timeout = self.spec.connect_timeout  # a server that never answers is unavailable
             try:
                 await client.__aenter__()
             except asyncio.CancelledError:
@@ -287,6 +295,7 @@ class Upstream:
                 message = f"upstream {self.spec.name} is unavailable: {_one_line(exc)}"
                 logger.error("%s", message)
                 raise UpstreamUnavailable(message, data={"upstream": self.spec.name}) from None
+            client.request_timeout = None  # forwarded requests wait as long as their callers do
             self._clients[key] = client
             if client.session.era == "stateless":  # its list changes come on a listen stream only
                 self._listen_for_lists(client)
@@ -486,8 +495,10 @@ class Upstream:
                 method, params, timeout=None, on_progress=self._progress_to(call) if _asks_progress(call) else None
             )
         except MCPError as exc:
-            if isinstance(exc, ConnectionClosed):
-                raise UpstreamUnavailable(f"upstream {self.spec.name}: {exc.message}") from None
+            if isinstance(exc, ConnectionClosed):  # it died or went away: said as a failed start is
+                message = f"upstream {self.spec.name} is unavailable: {_one_line(exc)}"
+                logger.error("%s", message)
+                raise UpstreamUnavailable(message, data={"upstream": self.spec.name}) from None
             raise
         finally:
             calls.remove(call)
