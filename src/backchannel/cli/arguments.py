@@ -15,7 +15,7 @@ import math
 import re
 from pathlib import Path
 
-from .. import __version__
+from .._version import __version__
 
 #: The MCP log levels (``logging/setLevel``), lowest first.
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -47,6 +47,26 @@ server offers revocation. The next connect logs in again."""
 _DEMO = """The terminal client on the bundled example server (examples/demo_server.py): tools to
 call, a form, a link to authorize in the browser, a progress bar and log lines. Type help
 once connected; Ctrl-C cancels a running call."""
+_PROXY = """Serve one MCP server (the upstream) to hosts of either era, carrying its questions,
+progress, logs and cancellations across: a desktop host that speaks only stdio and the
+handshake era reaches a stateless-only server over HTTP, and the other way round. The
+upstream is a command and its arguments, spawned and spoken to over stdio (after --), or
+the http(s):// URL of a Streamable HTTP endpoint (HTTP+SSE of 2024-11-05 is found there
+too). docs/bridge.md says what crosses and how.
+
+  backchannel proxy -- python server.py
+  backchannel proxy https://mcp.example.com/mcp
+  backchannel proxy --serve http --port 8100 -- node server.js
+
+In a desktop host's configuration:
+
+  {"mcpServers": {"name": {"command": "backchannel", "args": ["proxy", "https://..."]}}}
+
+An upstream that asks for a login (OAuth 2.1) gets one: the login backchannel connect keeps
+for that URL, else your browser opens its page (--no-browser prints the link on stderr),
+or, with --client-id, the client credentials grant. Tokens are kept for the next time.
+An upstream that cannot be started or reached is named in one line on stderr, and each
+request of the host is answered with a JSON-RPC error (-32603) saying so."""
 _CALL_USAGE = """%(prog)s [options] TOOL -- COMMAND [ARGS ...]
        %(prog)s [options] TOOL -- URL
        %(prog)s [options] "COMMAND LINE" TOOL"""
@@ -138,6 +158,7 @@ def build_parser(call_help: bool = False) -> tuple[argparse.ArgumentParser, dict
     )
     logout.add_argument("url", type=_http_url, metavar="URL", help="the server's http(s):// URL, as given to connect")
     _call_parser(commands, call_help)
+    _proxy_parser(commands)
     from .install import add_install_parser
 
     add_install_parser(commands)
@@ -174,7 +195,7 @@ def _session_options(sub: argparse.ArgumentParser) -> None:
 
 
 def _header_option(sub: argparse.ArgumentParser) -> None:
-    """``--header NAME:VALUE`` for an http(s):// server (``connect``, ``call``; ``proxy`` when it comes)."""
+    """``--header NAME:VALUE`` for an http(s):// server (``connect``, ``call``, ``proxy``)."""
     sub.add_argument(
         "--header",
         action="append",
@@ -253,6 +274,75 @@ def _call_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], 
     )
     _header_option(call)
     _sampling_options(call, "without these, the answers file")
+
+
+def _proxy_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    proxy = commands.add_parser(
+        "proxy",
+        help="serve an MCP server (a command to spawn, or an http(s):// URL) to hosts of either era",
+        description=_PROXY,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="%(prog)s [options] -- COMMAND [ARGS ...]\n       %(prog)s [options] URL",
+    )
+    proxy.add_argument(
+        "--serve",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="how hosts reach the proxy: stdio (default: a host spawns it) or Streamable HTTP (--host, --port)",
+    )
+    proxy.add_argument(
+        "--host", default="127.0.0.1", type=_host, help="--serve http: the address to bind (default: loopback only)"
+    )
+    proxy.add_argument("--port", type=_port, default=8000, help="--serve http: the port, 1 to 65535 (default 8000)")
+    proxy.add_argument("--path", type=_url_path, default="/mcp", help="--serve http: the endpoint path (default /mcp)")
+    proxy.add_argument(
+        "--upstream-era",
+        choices=("auto", "handshake", "stateless"),
+        default="auto",
+        help="the era spoken to the upstream: auto (probe), handshake (initialize) or stateless (2026-07-28)",
+    )
+    proxy.add_argument(
+        "--upstream-timeout",
+        type=_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long the upstream has to answer its introduction before it is named unavailable "
+        "(a login's time is not counted; 0: no limit; default 60)",
+    )
+    _header_option(proxy)
+    proxy.add_argument(
+        "--log-level",
+        default="warning",
+        type=str.lower,
+        choices=_PYTHON_LEVELS,
+        help="the level of the proxy's own log on stderr (Python logging; default warning: an upstream that "
+        "cannot be reached is an error). The MCP log messages it passes on are at the host's level, "
+        "as the host sets it",
+    )
+    proxy.add_argument(
+        "--no-browser",
+        dest="browser",
+        action="store_false",
+        help="print the link of an upstream's login on stderr instead of opening a browser",
+    )
+    proxy.add_argument(
+        "--client-id",
+        default=None,
+        metavar="ID",
+        help="log in to the upstream as this OAuth client on its own behalf (client credentials), not in a browser",
+    )
+    proxy.add_argument(
+        "--client-secret-env",
+        default=None,
+        metavar="NAME",
+        help="the environment variable holding that client's secret (with --client-id)",
+    )
+    proxy.add_argument(
+        "target",
+        nargs=argparse.REMAINDER,
+        metavar="UPSTREAM",
+        help="the upstream: -- COMMAND [ARGS...] (spawned, stdio) or an http(s):// URL",
+    )
 
 
 def plain_help(text: str) -> str:

@@ -32,6 +32,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _connect(args)
     if args.command == "call":
         return _call(args, server_words, commands["call"])
+    if args.command == "proxy":
+        from .proxy import run_proxy
+
+        return run_proxy(args)
     if args.command == "logout":
         return _logout(args.url)
     if args.command == "install":
