@@ -89,7 +89,7 @@ class Upstream:
     logs: list[tuple[str, Any]]
     #: Whether it declares ``logging`` (the SDK's server logs without declaring it).
     declares_logging: bool = True
-    #: What must be installed, and the command that installs it.
+    #: The peers it needs installed (``need`` says what installs each).
     needs: tuple[str, ...] = ()
 
 
