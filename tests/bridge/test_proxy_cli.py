@@ -24,7 +24,8 @@ only in the handshake era's (requests on its session, ``logging/setLevel``):
 
 Each plan runs once per module (one proxy, one upstream): the tests read what the host saw.
 The same plan runs with the upstream over Streamable HTTP (``backchannel proxy URL``), where
-cancelling is closing the upstream request's connection. ``test_proxy_failures.py`` has the
+cancelling is closing the upstream request's connection, and with the proxy served to the host
+over Streamable HTTP (``--serve http``). ``test_proxy_failures.py`` has the
 upstreams that fail.
 """
 
@@ -87,10 +88,10 @@ STEPS: list[tuple[str, str, dict[str, Any]]] = [
 PLAN = json.dumps([{"op": op, "args": args} for _, op, args in STEPS])
 
 
-def host(*server: str) -> dict[str, Any]:
-    """The SDK client, in legacy mode, through ``backchannel proxy SERVER...``: what it saw."""
-    argv = [sys.executable, str(PYSDK_CLIENT), "--mode", "legacy", "--plan", PLAN, "--exclude-unset"]
-    argv += ["--", *PROXY, *server]
+def host(*proxy: str) -> dict[str, Any]:
+    """The SDK client, in legacy mode, reaching the proxy (``-- COMMAND...`` it spawns, or
+    ``--url URL``): what it saw."""
+    argv = [sys.executable, str(PYSDK_CLIENT), "--mode", "legacy", "--plan", PLAN, "--exclude-unset", *proxy]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=BOUND, env=checkout_env())
     assert done.returncode == 0, f"the host failed: {done.stdout} {done.stderr}"
     seen: dict[str, Any] = json.loads(done.stdout)
@@ -106,15 +107,22 @@ def upstream() -> Path:
     return UPSTREAM
 
 
-@pytest.fixture(scope="module", params=["stdio", "http"])
+@pytest.fixture(scope="module", params=["stdio", "http", "served-over-http"])
 def seen(request: pytest.FixtureRequest, upstream: Path) -> Iterator[dict[str, Any]]:
-    """What the host saw through the proxy, the upstream spoken to over stdio or over HTTP."""
+    """What the host saw through the proxy: the upstream spoken to over stdio or over HTTP, and
+    (``served-over-http``) the proxy served over Streamable HTTP (``--serve http``) to the host."""
+    stdio_upstream = [sys.executable, str(upstream), "--stdio"]
     if request.param == "stdio":
-        yield host("--", sys.executable, str(upstream), "--stdio")
+        yield host("--", *PROXY, "--", *stdio_upstream)
         return
     port = free_port()
-    with running_process([sys.executable, str(upstream), "--http", str(port)], port=port):
-        yield host(f"http://127.0.0.1:{port}/mcp")
+    if request.param == "http":
+        with running_process([sys.executable, str(upstream), "--http", str(port)], port=port):
+            yield host("--", *PROXY, f"http://127.0.0.1:{port}/mcp")
+        return
+    served = [*PROXY, "--serve", "http", "--port", str(port), "--", *stdio_upstream]
+    with running_process(served, port=port, env=checkout_env()):
+        yield host("--url", f"http://127.0.0.1:{port}/mcp")
 
 
 def step(seen: dict[str, Any], name: str) -> Any:
