@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from _auth_harness import SECRET
 from _browser_login import LINK, log_in_with_chromium, need_chromium, protected_server, received_headers
+
 from bridge._stdio_host import INITIALIZE, StdioHost
 
 pytestmark = pytest.mark.interop
