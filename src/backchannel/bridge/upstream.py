@@ -53,7 +53,14 @@ from ..protocol.events import NotificationReceived, ProgressReceived
 from ..server.mrtr import StateSealer, binding_of
 from ..types import meta as M
 from ..types.capabilities import with_extensions
-from ..types.errors import ConnectionClosed, InvalidParams, LocalProtocolError, MCPError, UpstreamUnavailable
+from ..types.errors import (
+    ConnectionClosed,
+    InvalidParams,
+    LocalProtocolError,
+    MCPError,
+    RequestError,
+    UpstreamUnavailable,
+)
 from ..types.logging import LOG_LEVEL_RANK
 from ..types.tasks import TASKS_EXTENSION
 from ..types.versions import EraSpelling
@@ -112,8 +119,9 @@ class UpstreamSpec:
             return f"server {self.server.name!r}"
         return self.url if self.url is not None else " ".join(self.command)
 
-    def client(self, upstream: Upstream, declared: dict[str, Any]) -> UpstreamClient:
-        """A client (not yet connected) of this upstream that declares ``declared``."""
+    def client(self, upstream: Upstream, declared: dict[str, Any], era: EraSpelling | None = None) -> UpstreamClient:
+        """A client (not yet connected) of this upstream that declares ``declared``, speaking ``era``
+        (default: the spec's)."""
         transport: Transport
         if self.server is not None:
             from ..transports.memory import memory_pair
@@ -132,7 +140,7 @@ class UpstreamSpec:
             transport = on_pipe(StdioClientTransport(self.command[0], self.command[1:], env=env, cwd=self.cwd))
         if self.wrap is not None:
             transport = self.wrap(transport)
-        client = UpstreamClient(transport, upstream=upstream, declared=declared, era=self.era)
+        client = UpstreamClient(transport, upstream=upstream, declared=declared, era=era or self.era)
         if callable(pause_with := getattr(self.auth, "pause_clocks_with", None)):
             pause_with(client.connection.timeouts_paused)  # a login's time is the person's (as Client.http)
         return client
@@ -285,21 +293,36 @@ class Upstream:
                 return client
             if client is not None:
                 await self._drop(client)
-            client = self.spec.client(self, carried)
-            client.request_timeout = self.spec.connect_timeout  # a server that never answers is unavailable
-            try:
-                await client.__aenter__()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                message = f"upstream {self.spec.name} is unavailable: {_one_line(exc)}"
-                logger.error("%s", message)
-                raise UpstreamUnavailable(message, data={"upstream": self.spec.name}) from None
+            client = await self._connected(carried)
             client.request_timeout = None  # forwarded requests wait as long as their callers do
             self._clients[key] = client
             if client.session.era == "stateless":  # its list changes come on a listen stream only
                 self._listen_for_lists(client)
             return client
+
+    async def _connected(self, carried: dict[str, Any]) -> UpstreamClient:
+        """A new client of the upstream, connected. ``era="auto"`` tries the handshake era first: a
+        session carries every question of a server that speaks both eras (some ask only in it), and
+        a server that refuses ``initialize`` (a stateless-only one) is then met in the stateless era."""
+        eras: tuple[EraSpelling, ...] = ("handshake", "stateless") if self.spec.era == "auto" else (self.spec.era,)
+        failure: Exception | None = None
+        for era in eras:
+            client = self.spec.client(self, carried, era)
+            client.request_timeout = self.spec.connect_timeout  # a server that never answers is unavailable
+            try:
+                await client.__aenter__()
+            except asyncio.CancelledError:
+                raise
+            except RequestError as exc:  # refused (initialize, by a stateless-only server): the next era
+                failure = exc
+                continue
+            except Exception as exc:
+                failure = exc
+                break
+            return client
+        message = f"upstream {self.spec.name} is unavailable: {_one_line(failure or RuntimeError('no era'))}"
+        logger.error("%s", message)
+        raise UpstreamUnavailable(message, data={"upstream": self.spec.name}) from None
 
     def _listen_for_lists(self, client: UpstreamClient) -> None:
         offered = client.server_capabilities
