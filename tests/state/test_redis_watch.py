@@ -37,6 +37,11 @@ def test_a_watched_key_is_read_with_each_lease_renewal_in_the_same_round_trip(re
             await within(lambda: watched.recent() is None, "the heartbeat seeing the key gone")
             await state.put("generation", {"id": "b"}, ttl=60)
             await within(lambda: watched.recent() == {"id": "b"}, "the heartbeat reading the new value")
+            with redis.Redis.from_url(redis_url) as other:  # not a value of ours: read as nothing
+                other.set("bc:generation", b"\x00 not json")
+            await within(lambda: watched.recent() is None, "the heartbeat reading what is not JSON")
+            await state.put("generation", {"id": "c"}, ttl=60)
+            await within(lambda: watched.recent() == {"id": "c"}, "the heartbeat going on after it")
 
             with redis.Redis.from_url(redis_url) as probe:
                 before = _counts(probe)

@@ -110,6 +110,14 @@ def _value(stored: bytes) -> Any:
     return _decode(stored.rpartition(b"\n")[2])
 
 
+def _watched_value(stored: bytes | None) -> Any:
+    """A watched key's value; None for one absent, or not ours (the heartbeat must go on)."""
+    try:
+        return None if stored is None else _value(stored)
+    except msgspec.DecodeError:
+        return None
+
+
 class RedisState(SharedState):
     """The ``SharedState`` of many processes: one Redis at ``url``, names under ``prefix``.
 
@@ -242,7 +250,7 @@ class RedisState(SharedState):
         asked_at = time.monotonic()
         replies = await self._link.bounded(pipeline.execute())
         for each, stored in zip(watched, replies[1:], strict=True):
-            each.saw(None if stored is None else _value(stored), asked_at)
+            each.saw(_watched_value(stored), asked_at)
 
     def _lost(self) -> None:
         for each in self._watched.values():
