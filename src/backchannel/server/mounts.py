@@ -13,7 +13,10 @@ Naming, reversible both ways:
 - a tool or a prompt ``name`` of the mount ``ev`` is ``ev_name`` (a prefix has no ``_``, so the
   first ``_`` ends it); one of the mounting server's own names wins over a mount's;
 - a resource URI or template ``scheme://rest`` is ``ev+scheme://rest`` (still a valid URI: a
-  scheme may hold ``+``); a task keeps its id (the mount that made it is remembered).
+  scheme may hold ``+``); a task keeps its id (the mount that made it is remembered);
+- the prefix ``""`` (one such mount at most) keeps the mount's names and URIs as they are: a
+  request goes to it when nothing else serves the name (the mounting server's own names first,
+  then those of the prefixed mounts), and its items that such a name hides are left out of lists.
 
 Lists are merged: the mounting server's own items first, then each mount's in the order mounted,
 paged with this server's ``page_size``; in the stateless era the shortest ``ttlMs`` wins and
@@ -35,6 +38,7 @@ from .._wiring import make_remote
 from ..protocol.events import RequestReceived
 from ..types.errors import InvalidParams, MCPError, MethodNotFound
 from .pagination import paginate
+from .scopes import caller_holds
 
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
@@ -66,11 +70,12 @@ def remote_server(**where: Any) -> Server:
 
 
 def check_prefix(prefix: str) -> str:
-    """``prefix`` if it can name a mount (a letter, then letters, digits or ``-``; 32 at most)."""
-    if not isinstance(prefix, str) or not _PREFIX.match(prefix):
+    """``prefix`` if it can name a mount (a letter, then letters, digits or ``-``; 32 at most;
+    or ``""``: the mount's names unchanged)."""
+    if not isinstance(prefix, str) or (prefix and not _PREFIX.match(prefix)):
         raise ValueError(
             f"mount prefix {prefix!r} is not valid: use a letter, then up to 31 letters, digits or '-' "
-            "(no '_': it ends the prefix in a tool's name)"
+            "(no '_': it ends the prefix in a tool's name), or '' to keep the mount's names"
         )
     return prefix
 
@@ -84,10 +89,10 @@ class Mount:
     scopes: tuple[str, ...] = ()
 
     def name(self, inner: str) -> str:
-        return f"{self.prefix}_{inner}"
+        return f"{self.prefix}_{inner}" if self.prefix else inner
 
     def uri(self, inner: str) -> str:
-        return f"{self.prefix}+{inner}"
+        return f"{self.prefix}+{inner}" if self.prefix else inner
 
 
 class Mounts:
@@ -114,20 +119,35 @@ class Mounts:
     # ------------------------------------------------------------ naming
 
     def by_name(self, name: Any) -> tuple[Mount, str] | None:
-        """The mount a prefixed tool or prompt ``name`` belongs to, and its own name there."""
+        """The mount a tool or prompt ``name`` belongs to, and its own name there: the prefixed
+        mount it names, else the mount of prefix ``""`` (with ``name`` as it is)."""
         if not isinstance(name, str):
             return None
         prefix, sep, inner = name.partition("_")
-        mount = self._by_prefix.get(prefix) if sep and inner else None
-        return (mount, inner) if mount is not None else None
+        mount = self._by_prefix.get(prefix) if prefix and sep and inner else None
+        if mount is not None:
+            return mount, inner
+        bare = self._by_prefix.get("")
+        return (bare, name) if bare is not None else None
 
     def by_uri(self, uri: Any) -> tuple[Mount, str] | None:
-        """The mount a prefixed resource ``uri`` belongs to, and the URI it has there."""
+        """The mount a resource ``uri`` belongs to, and the URI it has there (as ``by_name``)."""
         if not isinstance(uri, str):
             return None
         prefix, sep, inner = uri.partition("+")
-        mount = self._by_prefix.get(prefix) if sep and inner else None
-        return (mount, inner) if mount is not None else None
+        mount = self._by_prefix.get(prefix) if prefix and sep and inner else None
+        if mount is not None:
+            return mount, inner
+        bare = self._by_prefix.get("")
+        return (bare, uri) if bare is not None else None
+
+    def hidden(self, field: str, value: str, own: set[str]) -> bool:
+        """Whether ``value``, an item of the mount of prefix ``""``, is served by another: one of
+        the mounting server's own (``own``), or a prefixed mount's name or URI."""
+        if value in own:
+            return True
+        found = self.by_name(value) if field == "name" else self.by_uri(value)
+        return found is not None and bool(found[0].prefix)
 
     # ------------------------------------------------------------ routing
 
@@ -145,26 +165,31 @@ class Mounts:
             found = self.by_name(name)
             return None if found is None else (found[0], _renamed(request, {key: found[1]}))
         if method in _BY_URI:
-            found = self.by_uri(params.get("uri"))
-            return None if found is None else (found[0], _renamed(request, {"uri": found[1]}))
+            uri = params.get("uri")
+            found = self.by_uri(uri)
+            if found is None or (not found[0].prefix and _serves_uri(own, uri)):
+                return None
+            return found[0], _renamed(request, {"uri": found[1]})
         if method == "completion/complete":
-            return self._completion(request)
+            return self._completion(request, own)
         if method in _TASK_METHODS:
             mount = self._task_owner.get(params.get("taskId"))  # type: ignore[arg-type]
             return None if mount is None else (mount, request)
         return None
 
-    def _completion(self, request: RequestReceived) -> tuple[Mount, RequestReceived] | None:
+    def _completion(self, request: RequestReceived, own: Server) -> tuple[Mount, RequestReceived] | None:
         ref = request.params.get("ref")
         if not isinstance(ref, dict):
             return None
         if ref.get("type") == "ref/prompt":
             found = self.by_name(ref.get("name"))
             key = "name"
+            ours = found is not None and ref.get("name") in own.registry.prompts
         else:
             found = self.by_uri(ref.get("uri"))
             key = "uri"
-        if found is None:
+            ours = found is not None and _serves_uri(own, ref.get("uri"))
+        if found is None or (ours and not found[0].prefix):
             return None
         return found[0], _renamed(request, {"ref": {**ref, key: found[1]}})
 
@@ -196,17 +221,20 @@ class Mounts:
             if not cursor:
                 break
             page = await own.own_list(_renamed(request, {"cursor": cursor}), connection)
+        own_names = {item[field] for item in items if isinstance(item, dict) and isinstance(item.get(field), str)}
         for mount in self:
             try:
                 listed, mount_hints = await _every_page(mount.server, request, connection, key)
             except MCPError as failure:  # a mount that is down costs its own items only
                 logger.warning("mount %r left out of %s: %s", mount.prefix, request.method, failure.message)
                 continue
-            if mount.scopes and not _granted(connection, mount.scopes):
+            if mount.scopes and not caller_holds(mount.scopes):  # hidden as scoped items are (``visible``)
                 continue
             hints += mount_hints
             for item in listed:
                 if isinstance(item, dict) and isinstance(item.get(field), str):
+                    if not mount.prefix and self.hidden(field, item[field], own_names):
+                        continue  # served by another: a call of it would not reach this mount
                     renamed = mount.name(item[field]) if field == "name" else mount.uri(item[field])
                     items.append({**item, field: renamed})
         chosen, next_cursor = paginate(f"merged {request.method}", items, request.params.get("cursor"), own.page_size)
@@ -251,12 +279,12 @@ def _cache_hints(pages: list[dict[str, Any]]) -> dict[str, Any]:
     return hints
 
 
-def _granted(connection: Connection, scopes: tuple[str, ...]) -> bool:
-    """Whether the caller on ``connection`` holds every one of ``scopes`` (no authentication: yes)."""
-    granted = getattr(connection.transport, "granted_scopes", None)
-    if granted is None:
-        return not getattr(connection.transport, "authenticates_callers", False)
-    return set(scopes) <= set(granted)
+def _serves_uri(own: Server, uri: Any) -> bool:
+    """Whether the mounting server ``own`` has a resource or a template of its own for ``uri``."""
+    registry = own.registry
+    return isinstance(uri, str) and (
+        uri in registry.resources or any(t.template.match(uri) is not None for t in registry.templates)
+    )
 
 
 def refuse_unknown(request: RequestReceived) -> None:
