@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from backchannel import Client
+from backchannel import Client, Context
 from backchannel.bridge import Proxy, UpstreamSpec
 from backchannel.testing import Tap, connected, within
-from backchannel.types.errors import RequestError
+from backchannel.types.errors import MCPError, RequestError
 from backchannel.types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from bridge.upstream_server import build
 
@@ -272,3 +272,108 @@ async def test_a_task_in_the_form_of_each_side_s_era(down: str, up: str) -> None
     assert "elicitation/create" in question_methods(down_tap, down) or any(
         "input_required" in str(m) for m in down_tap.received
     )
+
+
+def url_upstream(versions: tuple[str, ...], completions: list[str]) -> Any:
+    """The test upstream plus ``needs_page`` (a handshake-era -32042 until its page is done) and
+    ``open_page`` (a URL question asked as a request or an ``inputRequests`` entry)."""
+    upstream = build(versions)
+    done: dict[str, bool] = {}
+
+    @upstream.tool()
+    def needs_page() -> str:
+        if not done:
+            raise MCPError(
+                "open the page first",
+                code=-32042,
+                data={"elicitations": [{"mode": "url", "elicitationId": "page-1", "url": URL, "message": "Sign"}]},
+            )
+        return "signed"
+
+    @upstream.tool()
+    async def open_page(ctx: Context) -> str:
+        answer = await ctx.request_input(
+            "elicitation/create", {"mode": "url", "message": "Sign", "url": URL}, "elicitation.url"
+        )
+        return f"page {answer['action']}"
+
+    def finish() -> None:  # the person finished on the page: the upstream says so on its sessions
+        done["page-1"] = True
+        for connection in list(upstream._connections):
+            connection.notify("notifications/elicitation/complete", {"elicitationId": "page-1"})
+        completions.append("page-1")
+
+    upstream.finish_page = finish  # type: ignore[attr-defined]
+    return upstream
+
+
+URL = "http://127.0.0.1:9/sign"
+
+
+@run
+async def test_a_handshake_upstreams_32042_reaches_a_stateless_client_as_url_questions() -> None:
+    completions: list[str] = []
+    upstream = url_upstream(tuple(HANDSHAKE_VERSIONS), completions)
+    down_tap = Tap()
+    proxy = Proxy(UpstreamSpec(server=upstream))
+    try:
+        async with connected(proxy, "stateless", wrap_client=down_tap.around, elicitation=person) as client:
+            first = await client.connection.request("tools/call", {"name": "needs_page", "arguments": {}})
+            assert first["resultType"] == "input_required"
+            (question,) = first["inputRequests"].values()
+            assert question["params"]["mode"] == "url" and question["params"]["url"] == URL
+            assert "elicitationId" not in question["params"]  # 2026-07-28 has none
+            key = next(iter(first["inputRequests"]))
+            retry = {"name": "needs_page", "arguments": {}, "requestState": first["requestState"]}
+            upstream.finish_page()
+            done = await client.connection.request(
+                "tools/call", {**retry, "inputResponses": {key: {"action": "accept"}}}
+            )
+            assert done["content"][0]["text"] == "signed"
+    finally:
+        await proxy.upstream.aclose()
+    assert not [m for m in down_tap.received if (m.get("error") or {}).get("code") == -32042]
+
+
+@run
+async def test_a_url_question_gets_an_id_and_its_completion_for_a_handshake_era_client() -> None:
+    """A stateless upstream's URL question has no id; a 2025-11-25 client needs one, and hears it
+    complete when the upstream's call ends."""
+    upstream = url_upstream(tuple(STATELESS_VERSIONS), [])
+    down_tap = Tap()
+    proxy = Proxy(UpstreamSpec(server=upstream))
+    try:
+        async with connected(
+            proxy, "handshake", wrap_client=down_tap.around, url_elicitation=lambda asked: "accept"
+        ) as client:
+            assert text(await client.call_tool("open_page", {})) == "page accept"
+            await within(lambda: down_tap.notifications_received("notifications/elicitation/complete"), "completion")
+    finally:
+        await proxy.upstream.aclose()
+    (asked,) = down_tap.requests_received("elicitation/create")
+    elicitation_id = asked["params"]["elicitationId"]
+    (complete,) = down_tap.notifications_received("notifications/elicitation/complete")
+    assert complete["params"] == {"elicitationId": elicitation_id}
+
+
+@run
+async def test_an_upstreams_completion_goes_only_to_the_client_it_asked() -> None:
+    upstream = url_upstream(tuple(HANDSHAKE_VERSIONS), [])
+    asked_tap, other_tap = Tap(), Tap()
+    proxy = Proxy(UpstreamSpec(server=upstream))
+    try:
+        async with (
+            connected(proxy, "handshake", wrap_client=other_tap.around, elicitation=person),
+            connected(proxy, "handshake", wrap_client=asked_tap.around, url_elicitation=lambda a: "accept") as asked,
+        ):
+            with pytest.raises(RequestError):  # -32042 passes as it is to a handshake-era client ...
+                await asked.connection.request("tools/call", {"name": "needs_page", "arguments": {}})
+            assert text(await asked.call_tool("open_page", {})) == "page accept"
+            (question,) = asked_tap.requests_received("elicitation/create")
+            upstream_id = question["params"]["elicitationId"]
+            for connection in list(upstream._connections):  # the upstream says that flow is done
+                connection.notify("notifications/elicitation/complete", {"elicitationId": upstream_id})
+            await within(lambda: asked_tap.notifications_received("notifications/elicitation/complete"), "it")
+    finally:
+        await proxy.upstream.aclose()
+    assert not other_tap.notifications_received("notifications/elicitation/complete")

@@ -180,6 +180,13 @@ class Proxy(Server):
             await self.upstream.level_changed(request.params["level"])
         return result
 
+    async def watch_resource(self, uri: str) -> None:
+        """A mounting server's stateless-era client listens for ``uri``: watched upstream until ``unwatch_resource``."""
+        await self.upstream.watch(uri)
+
+    def unwatch_resource(self, uri: str) -> None:
+        self.upstream.unwatch(uri)
+
     async def _subscribe(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         """``resources/subscribe`` (or ``unsubscribe``): kept here for this client, and watched upstream."""
         before = set(self.connection_state(connection).subscriptions)
@@ -216,9 +223,10 @@ class Proxy(Server):
         elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
             self.resource_updated_here(params["uri"])
         elif method == "notifications/elicitation/complete":
-            for connection in list(self._connections):
-                if connection.handshake_completed is not None and not connection.closed.is_set():
-                    connection.notify(method, params)
+            # Only the client that was asked (client/elicitation.mdx: the server MUST send it to that client).
+            connection = self.upstream.url_host(params.get("elicitationId"))
+            if connection is not None and not connection.closed.is_set():
+                connection.notify(method, params)
 
     async def serve(self, transport: Any) -> None:
         """Serve one client over ``transport``; the upstream is closed when the proxy stops."""

@@ -54,6 +54,7 @@ from ..server.mrtr import StateSealer, binding_of
 from ..types import meta as M
 from ..types.capabilities import with_extensions
 from ..types.errors import (
+    URL_ELICITATION_REQUIRED,
     ConnectionClosed,
     InvalidParams,
     LocalProtocolError,
@@ -85,6 +86,11 @@ _NOT_YET_PAUSE, _NOT_YET_LONGEST, _NOT_YET_LIMIT = 0.1, 2.0, 600.0
 #: ``requestState`` payload keys: the upstream's own state, or the id of a call held here.
 _UPSTREAM_STATE = "u"
 _HELD = "h"
+_URLS_FIRST = "x"
+#: How long a retry after the URLs of a -32042 waits for their completion before answering "not yet".
+_URL_WAIT = 10.0
+#: How many completions heard from upstream are remembered (a retry may come after the notification).
+_URL_DONE_KEPT = 1000
 
 
 @dataclass(frozen=True)
@@ -214,6 +220,9 @@ class _Call:
     ctx: Context
     #: Set when the downstream client is of the stateless era and the upstream asks on its session.
     held: _Held | None = None
+    #: The URL questions this call asked a handshake-era client under an id the bridge made up (the
+    #: stateless era has none): the bridge says each is complete when the upstream's call ends.
+    url_ids: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True, eq=False)
@@ -266,6 +275,10 @@ class Upstream:
         self._connecting = asyncio.Lock()
         self._calls: dict[UpstreamClient, list[_Call]] = {}
         self._held: dict[str, _Held] = {}
+        #: URL questions asked of handshake-era clients, by elicitationId: who to tell of their completion.
+        self._url_hosts: dict[str, Connection] = {}
+        #: ``notifications/elicitation/complete`` heard from upstream, by elicitationId.
+        self._url_done: dict[str, asyncio.Event] = {}
         #: The upstream's tools as last listed, by name: their ``x-mcp-header`` annotations are
         #: checked on a call's way in (``Proxy.tool_definition``) and mirrored on its way up.
         self.tools: dict[str, dict[str, Any]] = {}
@@ -423,6 +436,10 @@ class Upstream:
             payload = self.sealer.open(state, binding)
             if _HELD in payload:
                 return await self._resume(payload[_HELD], method, params, ctx, binding)
+            if _URLS_FIRST in payload:
+                not_yet = await self._after_urls(payload[_URLS_FIRST], method, params, ctx, binding)
+                if not_yet is not None:
+                    return not_yet
             if _UPSTREAM_STATE in payload:
                 sent = {**sent, "inputResponses": params.get("inputResponses", {})}
                 if payload[_UPSTREAM_STATE] is not None:
@@ -457,11 +474,12 @@ class Upstream:
                     raise MCPError(f"{method}: the upstream's out-of-band step took over {_NOT_YET_LIMIT:.0f} s")
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, _NOT_YET_LONGEST)
-            answers = await self._answer_here(ctx, requests)
+            answers = await self._answer_here(call, requests)
             retry = {**sent, "inputResponses": answers}
             if "requestState" in result:
                 retry["requestState"] = result["requestState"]  # byte for byte
             result = await self._call(client, call, method, retry)
+        self._completed(call)
         if result.get("resultType") == "task" and not _takes_tasks(ctx):
             result = await self._followed(client, call, sent, result)
         if method == "tools/list":
@@ -562,29 +580,48 @@ class Upstream:
                 with contextlib.suppress(MCPError):
                     await client.connection.request("logging/setLevel", {"level": level}, timeout=None)
 
-    async def _answer_here(self, ctx: Context, requests: dict[str, Any]) -> dict[str, Any]:
+    async def _answer_here(self, call: _Call, requests: dict[str, Any]) -> dict[str, Any]:
         """A stateless upstream's ``inputRequests``, asked of a handshake-era downstream client as requests."""
 
         async def one(request: Any) -> dict[str, Any]:
             if not isinstance(request, dict) or not isinstance(request.get("method"), str):
                 raise MCPError("the upstream sent a malformed input request", data=request)
-            return await self._ask(ctx, request["method"], request.get("params") or {})
+            return await self._ask(call, request["method"], request.get("params") or {})
 
         keys = list(requests)
         answers = await asyncio.gather(*(one(requests[key]) for key in keys))
         return dict(zip(keys, answers, strict=True))
 
-    @staticmethod
-    async def _ask(ctx: Context, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def _ask(self, call: _Call, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        ctx = call.ctx
         capability = CAPABILITY_OF.get(method)
         if capability is None:
             raise MCPError(f"the upstream asked {method}, which the bridge cannot carry", code=-32601)
         if method == "elicitation/create" and params.get("mode") == "url":
             capability = "elicitation.url"
-            if ctx.era == "handshake" and "elicitationId" not in params:
-                # 2025-11-25 requires one of a URL request (client/elicitation.mdx:345); 2026-07-28 has none
-                params = {**params, "elicitationId": os.urandom(12).hex()}
+            if ctx.era == "handshake":
+                elicitation_id = params.get("elicitationId")
+                if not isinstance(elicitation_id, str):
+                    # 2025-11-25 requires one of a URL request (client/elicitation.mdx:345); 2026-07-28 has none
+                    elicitation_id = os.urandom(12).hex()
+                    params = {**params, "elicitationId": elicitation_id}
+                    call.url_ids.append(elicitation_id)
+                self._url_hosts[elicitation_id] = ctx.connection  # its completion goes to this client only
+            else:
+                params = {key: value for key, value in params.items() if key != "elicitationId"}
         return await ctx.request_input(method, params, capability)
+
+    def url_host(self, elicitation_id: Any) -> Connection | None:
+        """The client that was asked the URL question ``elicitation_id`` (forgotten once told it is complete)."""
+        return self._url_hosts.pop(elicitation_id, None) if isinstance(elicitation_id, str) else None
+
+    def _completed(self, call: _Call) -> None:
+        """Tell the client the URL questions the bridge named for it are complete: the upstream's call ended."""
+        for elicitation_id in call.url_ids:
+            connection = self._url_hosts.pop(elicitation_id, None)
+            if connection is not None and not connection.closed.is_set():
+                connection.notify("notifications/elicitation/complete", {"elicitationId": elicitation_id})
+        call.url_ids.clear()
 
     # ---------------------------------------------------------------- held calls
 
@@ -633,6 +670,9 @@ class Upstream:
                     break
                 if held.task.done():
                     self._held.pop(held.id, None)
+                    failure = None if held.task.cancelled() else held.task.exception()
+                    if isinstance(failure, RequestError) and failure.code == URL_ELICITATION_REQUIRED:
+                        return self._url_questions(failure, binding)  # -32042 has no stateless-era form
                     return downstream_result(method, held.task.result(), call.ctx.era, call.ctx.protocol_version)
                 held.changed.clear()
                 waiter = asyncio.ensure_future(held.changed.wait())
@@ -647,6 +687,46 @@ class Upstream:
         sealed = self.sealer.seal({_HELD: held.id}, binding)
         held.expiry = asyncio.get_running_loop().call_later(self.sealer.ttl, self._expire, held.id)
         return {"resultType": "input_required", "inputRequests": unanswered, "requestState": sealed}
+
+    def _url_questions(self, failure: RequestError, binding: str) -> dict[str, Any]:
+        """A handshake-era upstream's -32042 (these URLs first, then call again), as a stateless-era
+        client must be told it: the URLs as ``inputRequests`` (2026-07-28 forbids -32042 and has no
+        ``elicitationId``, basic/index.mdx); the retry waits for the upstream's completions and
+        calls again (``_after_urls``)."""
+        data = failure.data if isinstance(failure.data, dict) else {}
+        wanted = [e for e in data.get("elicitations") or [] if isinstance(e, dict) and isinstance(e.get("url"), str)]
+        if not wanted:
+            raise failure
+        requests = {
+            f"url-{index}": {
+                "method": "elicitation/create",
+                "params": {key: value for key, value in asked.items() if key != "elicitationId"},
+            }
+            for index, asked in enumerate(wanted)
+        }
+        ids = [asked.get("elicitationId") for asked in wanted]
+        sealed = self.sealer.seal({_URLS_FIRST: {"ids": ids, "keys": list(requests)}}, binding)
+        return {"resultType": "input_required", "inputRequests": requests, "requestState": sealed}
+
+    async def _after_urls(
+        self, first: dict[str, Any], method: str, params: dict[str, Any], ctx: Context, binding: str
+    ) -> dict[str, Any] | None:
+        """The retry after ``_url_questions``: None once the upstream said every URL flow is complete
+        (then the call is made again); a refusal when the person declined; else "not yet"."""
+        responses = params.get("inputResponses") or {}
+        for key in first.get("keys", []):
+            action = (responses.get(key) or {}).get("action")
+            if action in ("decline", "cancel"):
+                raise MCPError(f"{method}: the upstream needs the person to open a page, and they {action}d")
+        ids = [i for i in first.get("ids", []) if isinstance(i, str)]
+        waits = [self._url_done.setdefault(i, asyncio.Event()).wait() for i in ids]
+        try:
+            await asyncio.wait_for(asyncio.gather(*waits), _URL_WAIT)
+        except TimeoutError:  # not yet: the client retries with the same state (elicitation.mdx 376-381)
+            return {"resultType": "input_required", "requestState": self.sealer.seal({_URLS_FIRST: first}, binding)}
+        for i in ids:
+            self._url_done.pop(i, None)
+        return None
 
     def _expire(self, held_id: str) -> None:
         held = self._held.pop(held_id, None)
@@ -669,7 +749,7 @@ class Upstream:
         if call is not None and call.held is not None:
             return await call.held.ask(method, params)
         if call is not None:
-            return await self._ask(call.ctx, method, params)
+            return await self._ask(call, method, params)
         downstream = self.downstream
         if downstream is None or downstream.closed.is_set():
             raise MCPError(f"{method}: no downstream client is connected to answer it")
@@ -689,6 +769,10 @@ class Upstream:
             return None
         if method in ("notifications/progress", "notifications/cancelled"):
             return None
+        if method == "notifications/elicitation/complete" and isinstance(done := params.get("elicitationId"), str):
+            self._url_done.setdefault(done, asyncio.Event()).set()
+            while len(self._url_done) > _URL_DONE_KEPT:  # oldest first (dicts keep insertion order)
+                del self._url_done[next(iter(self._url_done))]
         if self.on_notification is not None:
             self.on_notification(method, params)
         return None
