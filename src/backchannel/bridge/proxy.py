@@ -228,12 +228,11 @@ class Proxy(Server):
             if connection is not None and not connection.closed.is_set():
                 connection.notify(method, params)
 
-    async def serve(self, transport: Any) -> None:
-        """Serve one client over ``transport``; the upstream is closed when the proxy stops."""
-        try:
-            await super().serve(transport)
-        finally:
-            await asyncio.shield(self.upstream.aclose())
+    async def aclose(self) -> None:
+        """Close the upstream: its clients, its held calls, and a spawned upstream's process (its
+        stdin closed, then SIGTERM, then SIGKILL, as the stdio transport stops a server)."""
+        await super().aclose()
+        await asyncio.shield(self.upstream.aclose())
 
 
 class _Tasks(TaskService):

@@ -462,3 +462,4 @@ class HttpApp:
         await self.fleet.aclose()
         if self.server.url_elicitations is not None:
             await self.server.url_elicitations.stop_pages()
+        await self.server.aclose()

@@ -41,6 +41,10 @@ class HostedServer(Protocol):
 
     def tool_definition(self, name: str) -> dict[str, Any] | None: ...
 
+    async def aclose(self) -> None:
+        """Stop what serving started beyond the sessions (a mount's or a proxy's upstream)."""
+        ...
+
     def required_scopes(self, method: str, params: Any) -> Collection[str]:
         """The OAuth scopes a request (a tool's call, a prompt's get, a resource's read) needs."""
         ...

@@ -241,6 +241,7 @@ async def serve_stdio(server: Server, max_line_bytes: int | None) -> None:
         raise
     finally:
         await transport.close()
+        await server.aclose()  # a mount's or a proxy's upstream process goes with us
         session_closed(timed, error_type=failure)
         flush()  # spans a batch processor holds: a client may kill us once stdin is closed, before atexit
 

@@ -525,6 +525,12 @@ class Server:
         finally:
             await self._release_pages(connection)
 
+    async def aclose(self) -> None:
+        """Stop what serving started beyond the connections: the mounts' (a remote one's upstream
+        process or session). The HTTP app calls it at shutdown, ``run`` when stdin ends."""
+        for mount in self.mounts:
+            await mount.server.aclose()
+
     async def _release_pages(self, ending: Connection) -> None:
         """Stop the URL-elicitation side listener once no other connection may need it."""
         flows = self.url_elicitations
