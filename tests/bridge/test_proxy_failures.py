@@ -11,6 +11,7 @@ see each answer whole.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -178,3 +179,61 @@ def test_help_says_what_the_log_level_is_and_how_a_host_runs_it() -> None:
     words = " ".join(done.stdout.split())
     assert "the proxy's own log on stderr" in words
     assert '{"mcpServers": {"name": {"command": "backchannel", "args": ["proxy", "https://..."]}}}' in words
+
+
+def test_an_http_proxy_stopped_stops_its_upstream(tmp_path: Path, stateless_upstream: list[str]) -> None:
+    """``--serve http``: the sessions never pass through ``Proxy.serve``; the HTTP app's shutdown
+    closes the upstream (its stdin, then SIGTERM). This upstream outlives the end of its stdin, so
+    only that close ends it, before the proxy itself is gone."""
+    import httpx2 as httpx
+
+    stubborn = (
+        "import runpy, sys, time; sys.argv = [sys.argv[1], '--stdio']; "
+        "runpy.run_path(sys.argv[0], run_name='__main__'); time.sleep(300)"
+    )
+    port = free_port()
+    stderr = (tmp_path / "stderr").open("w")
+    proxy = subprocess.Popen(
+        [sys.executable, "-m", "backchannel", "proxy", "--serve", "http", "--port", str(port), "--"]
+        + [sys.executable, "-c", stubborn, str(UPSTREAM)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        env=checkout_env(),
+    )
+    child = None
+    try:
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        deadline = time.monotonic() + 30
+        while True:  # until it listens (bounded)
+            try:
+                answer = httpx.post(
+                    f"http://127.0.0.1:{port}/mcp",
+                    json=initialize,
+                    headers={"Accept": "application/json, text/event-stream"},
+                    timeout=30,
+                )
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline, "the proxy never listened"
+                time.sleep(0.05)
+        assert answer.status_code == 200, answer.text
+        (child,) = wait_for_children(proxy.pid, 1, 20)
+        proxy.send_signal(signal.SIGTERM)
+        assert proxy.wait(30) == 0 or proxy.returncode in (-signal.SIGTERM, 143)
+        assert gone(child, timeout=5), "the upstream outlived the HTTP proxy"
+    finally:
+        proxy.kill()
+        if child is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+        stderr.close()
