@@ -181,6 +181,10 @@ def test_help_says_what_the_log_level_is_and_how_a_host_runs_it() -> None:
     assert '{"mcpServers": {"name": {"command": "backchannel", "args": ["proxy", "https://..."]}}}' in words
 
 
+PROXY_HTTP = (sys.executable, "-m", "backchannel", "proxy", "--serve", "http", "--port")
+CLIENT_INFO = {"name": "t", "version": "1"}
+
+
 def test_an_http_proxy_stopped_stops_its_upstream(tmp_path: Path, stateless_upstream: list[str]) -> None:
     """``--serve http``: the sessions never pass through ``Proxy.serve``; the HTTP app's shutdown
     closes the upstream (its stdin, then SIGTERM). This upstream outlives the end of its stdin, so
@@ -194,8 +198,7 @@ def test_an_http_proxy_stopped_stops_its_upstream(tmp_path: Path, stateless_upst
     port = free_port()
     stderr = (tmp_path / "stderr").open("w")
     proxy = subprocess.Popen(
-        [sys.executable, "-m", "backchannel", "proxy", "--serve", "http", "--port", str(port), "--"]
-        + [sys.executable, "-c", stubborn, str(UPSTREAM)],
+        [*PROXY_HTTP, str(port), "--", sys.executable, "-c", stubborn, str(UPSTREAM)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=stderr,
