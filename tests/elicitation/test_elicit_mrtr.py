@@ -11,7 +11,7 @@ from _elicit_wire import RawPeer, error_of, result_of, run, session
 from typing_extensions import TypedDict
 
 from backchannel import Context, Server
-from backchannel.server.mrtr import StateSealer
+from backchannel.state.sealer import StateSealer
 from backchannel.testing import FakeClock
 from backchannel.types import meta as M
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from backchannel import Client, Context, Server
-from backchannel.server.mrtr import Round, StateSealer
+from backchannel.server.mrtr import Round
+from backchannel.state.sealer import StateSealer
 from backchannel.transports.memory import memory_pair
 from backchannel.types import meta as M
 from backchannel.types.errors import InvalidParams

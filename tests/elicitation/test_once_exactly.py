@@ -21,8 +21,8 @@ from _elicit_wire import RawPeer, error_of, result_of, run
 
 from backchannel import Context, Server
 from backchannel.http_host.authenticator import BearerTokens
-from backchannel.server.mrtr import StateSealer
 from backchannel.server.state import MemoryStore
+from backchannel.state.sealer import StateSealer
 from backchannel.types import meta as M
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "http"))

@@ -180,7 +180,7 @@ def test_a_result_evicted_under_a_live_generation_is_refused_too(fleet_redis: Re
 
 
 # The first state of a request that asks before any ctx.once names the generation the worker's
-# heartbeat saw lately, read with each renewal of its lease (store_generation.py): no Redis read
+# heartbeat saw lately, read with each renewal of its lease (state/generation.py): no Redis read
 # of its own. These workers renew every 30 s, so only the join's read and the rules below count.
 LONG_BEAT = {"heartbeat": 30.0, "lease": 60.0}
 

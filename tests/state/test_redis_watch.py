@@ -1,6 +1,6 @@
 """``SharedState.watch``: keys a ``RedisState`` reads with each renewal of its worker's lease, in
 the same round trip, so a worker knows them at every request without a read of its own (the
-store's generation, ``server/store_generation.py``). What was read counts for at most the lease,
+store's generation, ``state/generation.py``). What was read counts for at most the lease,
 and not at all once the worker has found its connection to Redis lost: Redis may be back empty."""
 
 from __future__ import annotations

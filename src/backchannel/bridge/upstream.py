@@ -50,7 +50,7 @@ from ..client.tasks import ToolTask
 from ..client.tool_headers import keep_tools_with_valid_headers
 from ..framing.mirrored_headers import XMcpHeaderError, parse_x_mcp_headers
 from ..protocol.events import NotificationReceived, ProgressReceived
-from ..server.mrtr import StateSealer, binding_of
+from ..state.sealer import StateSealer, binding_of
 from ..types import meta as M
 from ..types.capabilities import with_extensions
 from ..types.errors import (

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..protocol.events import RequestReceived
     from ..redaction.redaction import Redactor
     from ..runtime.connection import Connection
-    from .mrtr import StateSealer
+    from ..state.sealer import StateSealer
     from .options import ServerOptions
     from .roots import RootsCache
     from .state import StateStore

@@ -7,7 +7,7 @@ any state that can replay it is valid (a state never outlives those results); ev
 replay reads it back. Results are bounded per caller (a bucket) and for all callers together
 (the pool ``ALL_ONCE``), apart from tasks' own budgets, so neither can fill the store for the
 other. A retry whose request began before the store lost its data is refused
-(``store_generation.py``): never a second run.
+(``state/generation.py``): never a second run.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from typing import Any, TypeVar, cast
 
 import msgspec
 
+from ..state.sealer import StateSealer
 from ..types.errors import InvalidParams
-from .mrtr import InputRequired, Round, StateSealer
+from .mrtr import InputRequired, Round
 from .state import StateStore, StoreFull
 
 _encode = msgspec.json.Encoder(order="sorted").encode

@@ -21,6 +21,7 @@ from ..protocol.events import NotificationReceived, RequestReceived
 from ..protocol.session import Session, SessionConfig
 from ..runtime.connection import Connection
 from ..runtime.ratelimit import TokenBucket
+from ..state.sealer import StateSealer
 from ..transports.base import Transport
 from ..types.errors import MethodNotFound
 from ..types.methods import requests_served
@@ -33,7 +34,6 @@ from .hosting import freeze_startup, serve_http, serve_stdio
 from .log_sending import send_log
 from .middleware import Call, Middleware, call_of, chain
 from .mounts import LISTS, Mount, Mounts, check_prefix, remote_server
-from .mrtr import StateSealer
 from .options import FlatOptions, ListOptions, LogOptions, StateOptions, TimeoutOptions, resolve_options
 from .registry import Registry, registering
 from .roots import RootsCache

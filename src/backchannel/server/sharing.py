@@ -7,7 +7,7 @@
   shared state, made once by the first worker, and rotated with ``rotate_keyring`` (the new key
   seals at once; the old one keeps opening states until the next rotation drops it).
 - **The store's generation.** The states a worker seals name the generation of the shared store
-  (``store_generation.py``), read when the worker joins and checked every few seconds; a store
+  (``state/generation.py``), read when the worker joins and checked every few seconds; a store
   that lost it (Redis restarted without persistence) gets a new one, and ``ctx.once`` refuses the
   states of the old (``once.py``). The keyring outlives such a loss (the workers put their keys
   back), so a state whose request needs nothing the store kept still opens.

@@ -1,20 +1,21 @@
 """Which life of the state store a request began in, so that ``ctx.once`` can tell a state whose
-results the store has lost.
+results the store has lost (the server's ``once.py`` asks; a ``StateSealer`` keeps what this
+worker knows, ``sealer.py``).
 
 ``ctx.once`` results live in the server's state store, and a ``requestState`` is valid only as
 long as the results it relies on are kept. A store can lose them before their time, though: a
 Redis restarted without persistence comes back empty, while the workers' keys still open every
 state sealed before. So each request's states carry the *generation* of the store the request
-began in (``Round.generation``), and ``ctx.once`` refuses a retry of another generation
-(``once.StateLost``, -32602) instead of running its work a second time: whether it ran before
-the loss cannot be told.
+began in (``Round.generation``, ``server/mrtr.py``), and ``ctx.once`` refuses a retry of another
+generation (``once.StateLost``, -32602) instead of running its work a second time: whether it ran
+before the loss cannot be told.
 
 - A store in this process loses its data only with the process: its generation is a random id
   made at start (``Generation.id``), which a server restarted with the same ``state_key`` does
   not share.
 - A store shared by workers names its own, under ``GENERATION``: read by each worker as it joins
-  (``Sharing``) and by each ``ctx.once``, and made anew when the store names none (new or
-  emptied) by the first worker to see that, which tells the others (``Generation.on_new``).
+  (the server's ``Sharing``) and by each ``ctx.once``, and made anew when the store names none (new
+  or emptied) by the first worker to see that, which tells the others (``Generation.on_new``).
 
 A request's first state names the generation this worker knows when the store was seen naming
 it lately, and the store's of now otherwise (``Generation.begun``): with Redis, its heartbeat
@@ -43,8 +44,8 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 
-from ..state.shared import SharedState, Watched
-from .state import StateStore, StoreFull
+from .shared import SharedState, Watched
+from .store import StateStore, StoreFull
 
 #: The key naming the shared store's generation (``{"id": ...}``); gone with everything else when
 #: the store loses its data, and then made anew with another id.
