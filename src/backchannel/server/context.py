@@ -109,6 +109,24 @@ class Context:
         principal: str | None = getattr(self.connection.transport, "principal", None)  # an AuthenticatedTransport's
         return principal
 
+    def disable(self, kind: str, *names: str) -> None:
+        """Hide the ``kind`` (``"tool"``, ``"prompt"`` or ``"resource"``) items ``names`` (names or
+        ``fnmatch`` patterns, as the client sees them) from this session only, and refuse them as
+        unknown; its client is sent ``notifications/*/list_changed`` (``Server.disable``)."""
+        self._serving_transforms().switch(kind, names, False, self.connection)
+
+    def enable(self, kind: str, *names: str) -> None:
+        """Show ``names`` to this session again, or despite a broader rule of the server's (``Server.enable``)."""
+        self._serving_transforms().switch(kind, names, True, self.connection)
+
+    def _serving_transforms(self) -> Any:
+        # The server the client is connected to (a mount's handler runs on its mounting server's
+        # connection, whose names the client sees).
+        transforms = getattr(self.connection.handler, "transforms", None)
+        if transforms is None:
+            raise RuntimeError("this connection's server has no visibility rules")
+        return transforms
+
     def caller_scope(self, *, anonymous: str | None) -> str | None:
         """The name under which per-caller state (``once`` results, declined forms) is kept
         for this request in the stateless era: the authenticated principal over HTTP; this

@@ -32,6 +32,7 @@ import dataclasses
 import logging
 import re
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .._wiring import make_remote
@@ -42,6 +43,7 @@ from .scopes import caller_holds
 
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
+    from .connection_state import ConnectionState
     from .server import Server
 
 logger = logging.getLogger("backchannel.server")
@@ -56,6 +58,7 @@ LISTS = {
 #: Methods that name one item of a mount: where the name is in the params.
 _BY_NAME = {"tools/call": "name", "prompts/get": "name"}
 _BY_URI = frozenset(("resources/read", "resources/subscribe", "resources/unsubscribe"))
+_SUBSCRIBING = frozenset(("resources/subscribe", "resources/unsubscribe"))
 _TASK_METHODS = frozenset(("tasks/get", "tasks/result", "tasks/cancel", "tasks/update", "tasks/input_response"))
 #: How many tasks made by mounts are remembered (oldest forgotten first).
 _TASKS_KEPT = 10_000
@@ -194,7 +197,12 @@ class Mounts:
         return found[0], _renamed(request, {"ref": {**ref, key: found[1]}})
 
     def answered(self, mount: Mount, request: RequestReceived, result: dict[str, Any]) -> dict[str, Any]:
-        """Note a task the mount made (its later ``tasks/*`` go to it); the result, as it is."""
+        """Note a task the mount made (its later ``tasks/*`` go to it); the result, with the URIs of
+        a read's contents as the client knows them (``ev+memo://note``, as it asked)."""
+        if request.method == "resources/read" and mount.prefix:
+            contents = result.get("contents")
+            if isinstance(contents, list):
+                result = {**result, "contents": [_prefixed_uri(mount, item) for item in contents]}
         task = result.get("task") if "task" in result else result if result.get("resultType") == "task" else None
         task_id = task.get("taskId") if isinstance(task, dict) else None
         if isinstance(task_id, str):
@@ -202,6 +210,37 @@ class Mounts:
             while len(self._task_owner) > _TASKS_KEPT:
                 self._task_owner.popitem(last=False)
         return result
+
+    def subscribed(self, request: RequestReceived, state: ConnectionState | None) -> None:
+        """After a mount answered a handshake-era ``resources/subscribe`` (or ``unsubscribe``): the
+        connection is subscribed under the URI its client named, by which the mount's updates
+        are told (``Server.resource_updated_here``)."""
+        uri = request.params.get("uri")
+        if state is None or not isinstance(uri, str) or request.method not in _SUBSCRIBING:
+            return
+        if request.method == "resources/subscribe":
+            state.subscriptions = state.subscriptions | {uri}
+        else:
+            state.subscriptions = state.subscriptions - {uri}
+
+    async def listening(
+        self, request: RequestReceived, listen: Callable[[], Awaitable[dict[str, Any]]]
+    ) -> dict[str, Any]:
+        """A stateless-era ``subscriptions/listen`` (``listen()`` serves it) during which each mount
+        watches the resources of its own that it names (a remote mount asks its upstream)."""
+        wanted = request.params.get("notifications")
+        uris = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
+        watched: list[tuple[Mount, str]] = []
+        try:
+            for uri in uris if isinstance(uris, list) else ():
+                found = self.by_uri(uri)
+                if found is not None:
+                    await found[0].server.watch_resource(found[1])
+                    watched.append(found)
+            return await listen()
+        finally:
+            for mount, inner in watched:
+                mount.server.unwatch_resource(inner)
 
     # ------------------------------------------------------------ lists
 
@@ -277,6 +316,12 @@ def _cache_hints(pages: list[dict[str, Any]]) -> dict[str, Any]:
     if scopes:
         hints["cacheScope"] = "private" if "private" in scopes else scopes[0]
     return hints
+
+
+def _prefixed_uri(mount: Mount, item: Any) -> Any:
+    if isinstance(item, dict) and isinstance(item.get("uri"), str):
+        return {**item, "uri": mount.uri(item["uri"])}
+    return item
 
 
 def _serves_uri(own: Server, uri: Any) -> bool:

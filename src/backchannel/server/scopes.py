@@ -9,7 +9,7 @@ without ``ResourceAuth``, no token names any scopes and nothing is checked or hi
 
 from __future__ import annotations
 
-__all__ = ["ScopeTable", "visible"]
+__all__ = ["ScopeTable", "caller_holds", "visible"]
 
 import sys
 from collections.abc import Collection, Iterable, Mapping
@@ -97,6 +97,13 @@ def visible(table: ScopeTable, kind: str, items: Mapping[str, T]) -> list[T]:
         table._listed[kind] = (items, listed)
         return listed
     return [item for name, item in items.items() if principal.holds(table.needed(f"{kind}:{name}"))]
+
+
+def caller_holds(scopes: Collection[str]) -> bool:
+    """Whether the caller of the request being served may use what needs ``scopes``: yes without
+    a principal (stdio, memory, HTTP without ``ResourceAuth``), else when its token grants them all."""
+    principal = _current_principal()
+    return principal is None or principal.holds(tuple(scopes))
 
 
 def _current_principal() -> Principal | None:

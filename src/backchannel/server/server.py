@@ -14,7 +14,7 @@ import dataclasses
 import os
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from ..protocol.events import NotificationReceived, RequestReceived
@@ -42,6 +42,7 @@ from .sharing import Sharing, restore_session, session_snapshot
 from .state import MemoryStore, StateStore
 from .subscriptions import Subscriptions
 from .tasks import TaskService
+from .transforms import Kind, ToolTransform, Transforms
 
 if TYPE_CHECKING:
     from ..http_host.app import HttpApp
@@ -147,6 +148,10 @@ class Server:
         self.mounted_in: tuple[Server, Mount] | None = None
         #: What wraps every message received and every question sent (``add_middleware``).
         self.middleware: list[Middleware] = []
+        #: Tools shown renamed or reshaped, items switched off (``transform_tool``, ``disable``).
+        self.transforms = Transforms(self.list_changed_here, self.subscriptions, self.registry.tool_definition)
+        #: Counts every change of a list told to clients (a cache of lists is stale once it moves).
+        self.list_generation = 0
 
     # ------------------------------------------------------------ registry
 
@@ -173,6 +178,8 @@ class Server:
 
     def required_scopes(self, method: str, params: Any) -> tuple[str, ...]:
         """The OAuth scopes a request needs: its tool's, prompt's or resource's, or its mount's."""
+        if self.transforms.active:
+            params = self.transforms.inward(method, params)
         if self.mounts and isinstance(params, dict):
             routed = self.mounts.route(
                 RequestReceived(id=0, method=method, params=params, era="handshake", version=None), self
@@ -238,9 +245,53 @@ class Server:
         self.middleware.append(middleware)
         return middleware
 
+    def transform_tool(
+        self,
+        tool: str,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        hide: Collection[str] = (),
+        fix: Mapping[str, Any] | None = None,
+    ) -> ToolTransform:
+        """Show ``tool`` (one of this server's or a mount's, by the name clients see: ``ev_add``)
+        to clients as ``name``, with ``title`` and ``description``, without the arguments it
+        ``hide``s (the tool uses their defaults) or ``fix``es (always sent with these values);
+        its old name is refused from then on (``server/transforms.py``; ``docs/gateway.md``).
+        ``ValueError`` for a name taken, or an argument of this server's tool that it lacks or
+        needs. Clients are told the tool list changed. Returns the transform
+        (``server.transforms.remove_tool(tool)`` undoes it)."""
+        return self.transforms.add_tool(tool, name=name, title=title, description=description, hide=hide, fix=fix)
+
+    def disable(self, kind: Kind, *names: str, session: Connection | None = None) -> None:
+        """Hide the ``kind`` (``"tool"``, ``"prompt"`` or ``"resource"``) items ``names`` (names or
+        ``fnmatch`` patterns of the names clients see: ``"ev_*"``) from the lists, and refuse them
+        as unknown, for every client or for ``session`` (a connection: ``ctx.connection``) only;
+        those it concerns are sent ``notifications/*/list_changed`` (``server/transforms.py``)."""
+        self.transforms.switch(kind, names, False, session)
+
+    def enable(self, kind: Kind, *names: str, session: Connection | None = None) -> None:
+        """Show ``names`` again (or despite an earlier, broader ``disable``): as ``disable``, the other way."""
+        self.transforms.switch(kind, names, True, session)
+
     def handshake_listeners(self) -> bool:
         """Whether any client is connected (a change then needs telling)."""
         return bool(self._connections)
+
+    def mounts_offer_tasks(self) -> bool:
+        """Whether a mount runs tool calls as tasks (then this server declares tasks, and a task's
+        ``tasks/*`` go to the mount that made it)."""
+        return any(mount.server.tasks.offered() for mount in self.mounts)
+
+    async def watch_resource(self, uri: str) -> None:
+        """A mounting server's client listens for changes of ``uri`` of this server: a server that
+        must ask for them (a ``Proxy``, of its upstream) does so here; this one tells them anyway.
+        ``unwatch_resource`` follows when the listening ends."""
+
+    def unwatch_resource(self, uri: str) -> None:
+        """The listening ``watch_resource`` began has ended."""
 
     async def ready(self, declared: dict[str, Any] | None) -> None:
         """Before a client is told what this server offers: every mount is ready to say what it
@@ -334,6 +385,7 @@ class Server:
         if self.mounted_in is not None:  # a mounted server's clients are its mounting server's
             self.mounted_in[0].list_changed_here(method)
             return
+        self.list_generation += 1
         for connection in list(self._connections):
             if connection.handshake_completed is not None and not connection.closed.is_set():
                 connection.notify(method)
@@ -414,7 +466,7 @@ class Server:
         None for everything else, which ``handle_request`` serves."""
         method = request.method
         inline = INLINE_ROUTES.get(method)
-        if inline is None or self.middleware:  # with middleware every request takes handle_request
+        if inline is None or self.middleware or self.transforms.active:  # then every request takes handle_request
             return None
         if self.mounts and (routed := self.mounts.route(request, self)) is not None:
             return routed[0].server.answer_now(routed[1], connection)
@@ -434,6 +486,8 @@ class Server:
             raise MethodNotFound(f"Method not found: {method}")
         if self.middleware:
             return await self._through_middleware(request, connection)  # type: ignore[no-any-return]
+        if self.transforms.active:
+            return await self.transforms.answer(request, connection, self._routed)
         if self.mounts:
             return await self._with_mounts(request, connection)
         return await self.own_answer(request, connection)
@@ -441,14 +495,20 @@ class Server:
     async def _through_middleware(self, request: RequestReceived, connection: Connection) -> Any:
         async def last(call: Call) -> dict[str, Any]:
             passed = request if call.params is request.params else dataclasses.replace(request, params=call.params)
-            if self.mounts:
-                return await self._with_mounts(passed, connection)
-            return await self.own_answer(passed, connection)
+            if self.transforms.active:
+                return await self.transforms.answer(passed, connection, self._routed)
+            return await self._routed(passed, connection)
 
         call = call_of(
             request.method, request.params, "request", "received", connection, request.era, _principal(connection)
         )
         return await chain(self.middleware, last)(call)
+
+    def _routed(self, request: RequestReceived, connection: Connection) -> Awaitable[dict[str, Any]]:
+        """``request`` answered by a mount or here (after the middleware and the transforms)."""
+        if self.mounts:
+            return self._with_mounts(request, connection)
+        return self.own_answer(request, connection)
 
     async def _with_mounts(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         """``request`` answered by the mount it names, or here with the mounts' part merged in."""
@@ -456,15 +516,19 @@ class Server:
         if routed is not None:
             mount, inner = routed
             result = await mount.server.handle_request(inner, connection)
+            self.mounts.subscribed(request, self._connections.get(connection))
             return self.mounts.answered(mount, inner, result)
         method = request.method
         if method in ("initialize", "server/discover"):
             declared = request.params.get("capabilities") if method == "initialize" else request.client_capabilities
             await self.ready(declared if isinstance(declared, dict) else None)
-        result = await self.own_answer(request, connection)
-        if method in LISTS:
-            result = await self.mounts.merged(self, request, connection, result)
-        return result
+        if method == "subscriptions/listen":  # its mounts' resources watched while it listens
+            return await self.mounts.listening(request, lambda: self.own_answer(request, connection))
+        if method in LISTS:  # its own items from their first page on: the client's cursor is the merged list's
+            own_first = {key: value for key, value in request.params.items() if key != "cursor"}
+            first = await self.own_answer(dataclasses.replace(request, params=own_first), connection)
+            return await self.mounts.merged(self, request, connection, first)
+        return await self.own_answer(request, connection)
 
     async def own_list(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         """A page of this server's own items of a list (without its mounts')."""

@@ -89,10 +89,12 @@ class Subscriptions:
             self._listeners.discard(listener)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def list_changed(self, method: str) -> None:
+    def list_changed(self, method: str, *, only: Connection | None = None) -> None:
+        """``method`` (a ``notifications/*/list_changed``) to the streams that asked for it; with
+        ``only``, to that connection's streams alone (a session's own visibility rule)."""
         key = _LIST_CHANGED_FILTERS[method]
         for listener in list(self._listeners):
-            if listener.filters.get(key) is True:
+            if listener.filters.get(key) is True and (only is None or listener.connection is only):
                 listener.send(method, {})
 
     def task_changed(self, task_id: str, task: dict[str, Any]) -> None:

@@ -88,6 +88,7 @@ class TaskServer(Protocol):
     def subscriptions(self) -> Subscriptions: ...
 
     def connection_scope(self, connection: Connection) -> str | None: ...
+    def mounts_offer_tasks(self) -> bool: ...
 
 
 class TaskService:
@@ -154,8 +155,10 @@ class TaskService:
     # ------------------------------------------------------------ negotiation
 
     def offered(self) -> bool:
-        """Whether any registered tool can run as a task, and so whether the server declares tasks."""
-        return any(tool.task is not None for tool in self.server.registry.tools.values())
+        """Whether any registered tool can run as a task, or a mount's, and so whether the server declares tasks."""
+        return any(tool.task is not None for tool in self.server.registry.tools.values()) or (
+            self.server.mounts_offer_tasks()
+        )
 
     def declare(self, capabilities: dict[str, Any], request: RequestReceived) -> dict[str, Any]:
         """``capabilities`` with what this server offers of tasks in ``request``'s revision."""
