@@ -24,7 +24,7 @@ from _url_harness import ERAS, Person, code_in, run, text_of
 from _subprocesses import other_local_address
 from backchannel import Client, Context, Server
 from backchannel.client.url_flow import UrlElicitation
-from backchannel.server.hosting import http_base as _http_base
+from backchannel.http_host.run_http import http_base as _http_base
 from backchannel.server.url_elicitation import UrlElicitations
 from backchannel.testing import free_port, port_accepts, running_process
 from backchannel.transports.memory import memory_pair

@@ -1,5 +1,5 @@
 """``Server.run_http`` starts as ``run`` does: what exists when it serves is frozen out of the cyclic
-GC (``hosting.freeze_startup``), the GC is on while it serves, and the URL-elicitation pages'
+GC (``runtime.loops.freeze_startup``), the GC is on while it serves, and the URL-elicitation pages'
 HTML and a fleet's forwarding are not loaded until a flow needs them.
 
 The collector is off while the HTTP server is imported and built (``docs/performance.md``, cold

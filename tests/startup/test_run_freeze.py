@@ -1,4 +1,4 @@
-"""``Server.run`` leaves what existed before serving out of the cyclic GC (``hosting.freeze_startup``).
+"""``Server.run`` leaves what existed before serving out of the cyclic GC (``runtime.loops.freeze_startup``).
 
 The interpreter's last collection at exit walked every module object again: most of the time
 between stdin closing and the process exiting (``docs/performance.md``). The program goes on

@@ -96,7 +96,7 @@ def _serve(args: argparse.Namespace) -> int:
         server.run()
         return 0
     from ..framing.http import LOCALHOST_HOSTS, LOCALHOST_ORIGINS
-    from ..server.hosting import http_base
+    from ..http_host.run_http import http_base
 
     url = http_base(args.host, args.port) + args.path
     wide = f"; it listens on every interface ({args.host})" if args.host in ("0.0.0.0", "::") else ""

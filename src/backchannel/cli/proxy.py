@@ -142,7 +142,7 @@ def _operator_log(level: str) -> None:
 
 
 def _serve_http(proxy: Any, args: argparse.Namespace, upstream: str) -> None:
-    from ..server.hosting import http_base
+    from ..http_host.run_http import http_base
 
     url = http_base(args.host, args.port) + args.path
     wide = f"; it listens on every interface ({args.host})" if args.host in ("0.0.0.0", "::") else ""

@@ -30,7 +30,7 @@ from .completion_request import CompletionLimit
 from .connection_state import ConnectionState
 from .context import CURRENT_CONTEXT, Context
 from .delegation import delegate
-from .hosting import freeze_startup, serve_http, serve_stdio
+from .hosting import serve_stdio
 from .log_sending import send_log
 from .middleware import Call, Middleware, call_of, chain
 from .mounts import LISTS, Mount, Mounts, check_prefix, remote_server
@@ -347,6 +347,8 @@ class Server:
         fails, the port is taken, Redis does not answer or a worker fails to start twice in a
         row, the process exits with status 3 (the reason on stderr, in one line; a worker's
         whole output with ``debug=True``). ``on_listening()`` is called once it serves."""
+        from ..http_host.run_http import serve_http
+
         serve_http(
             self,
             host,
@@ -368,10 +370,10 @@ class Server:
     def run(self, *, max_line_bytes: int | None = None) -> None:
         """Serve on stdin/stdout until stdin closes (on uvloop when installed: ``runtime/loops.py``);
         what exists when it starts is left out of the cyclic GC from then on, and at exit everything
-        is (``hosting.freeze_startup``)."""
+        is (``runtime.loops.freeze_startup``)."""
         from ..runtime import loops
 
-        freeze_startup()
+        loops.freeze_startup()
         loops.run(self.run_stdio(max_line_bytes=max_line_bytes), stdio=True)
 
     # --------------------------------------------------------- notifying
