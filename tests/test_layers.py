@@ -33,7 +33,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"runtime", "auth", "completion"}),
     frozenset({"http_host"}),
     frozenset({"server", "client"}),
-    frozenset({"ui", "bridge"}),
+    frozenset({"ui", "bridge", "middleware"}),
     frozenset({"cli", "testing", "(package)"}),
     frozenset({"__main__"}),
 )

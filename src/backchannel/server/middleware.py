@@ -14,7 +14,8 @@ A middleware is an async function ``(call, call_next) -> result``::
 ``call`` says what is passing (``Call``): its ``method`` and ``params``, whether it is a
 ``"request"`` or a ``"notification"``, its ``direction`` (``"received"`` from the client, or
 ``"sent"`` to it: ``elicitation/create``, ``sampling/createMessage``, ``roots/list``), the
-``era``, the ``principal`` and the ``session``. ``call_next(call)`` passes it on (with the params
+``era``, the ``principal``, the ``session`` and the ``request_id`` (of the client's request,
+or of the request a question is asked for). ``call_next(call)`` passes it on (with the params
 it holds, which a middleware may replace) and returns the result: a request's result dict, the
 client's answer to a question sent, None for a notification. A middleware may instead return a
 result of its own or raise an ``MCPError`` (the client gets that error), and the message goes no
@@ -59,6 +60,9 @@ class Call:
     connection: Connection = field(repr=False)
     #: What middleware keep for this call between their before and after parts.
     state: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: The JSON-RPC id of the client's request: the one received, or the one a question sent is
+    #: asked for (what ties a question to its request in the handshake era); None for a notification.
+    request_id: int | str | None = None
 
 
 CallNext = Callable[[Call], Awaitable[Any]]
@@ -88,12 +92,12 @@ def call_of(
     connection: Connection,
     era: Era | None,
     principal: str | None,
+    request_id: int | str | None = None,
 ) -> Call:
-    """The ``Call`` of a message on ``connection``."""
+    """The ``Call`` of a message on ``connection`` (``request_id``: see ``Call``)."""
     session = getattr(connection.transport, "session_id", None)
-    return Call(
-        method, params, kind, direction, era, principal, session if isinstance(session, str) else None, connection
-    )
+    session = session if isinstance(session, str) else None
+    return Call(method, params, kind, direction, era, principal, session, connection, request_id=request_id)
 
 
 async def sent_through(

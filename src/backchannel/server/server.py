@@ -501,9 +501,8 @@ class Server:
                 return await self.transforms.answer(passed, connection, self._routed)
             return await self._routed(passed, connection)
 
-        call = call_of(
-            request.method, request.params, "request", "received", connection, request.era, _principal(connection)
-        )
+        method, params, era, principal = request.method, request.params, request.era, _principal(connection)
+        call = call_of(method, params, "request", "received", connection, era, principal, request.id)
         return await chain(self.middleware, last)(call)
 
     def _routed(self, request: RequestReceived, connection: Connection) -> Awaitable[dict[str, Any]]:
