@@ -384,15 +384,17 @@ async def test_an_upstreams_completion_goes_only_to_the_client_it_asked() -> Non
 async def test_a_stateless_clients_listen_stream_hears_the_upstreams_changes(up: str) -> None:
     """``subscriptions/listen`` downstream becomes ``resources/subscribe`` (handshake upstream) or a
     listen stream of its own (stateless upstream) upstream, and list changes either way."""
-    async with bridged("stateless", up) as (client, _, up_tap, upstream):
-        async with client.listen("memo://note", tools=True) as events:
-            upstream.add_tool(lambda: "new", name="added")
-            upstream.notify_resource_updated("memo://note")
-            heard: list[Any] = []
-            async for event in events:
-                heard.append(event)
-                if {type(e).__name__ for e in heard} >= {"ListChanged", "ResourceUpdated"}:
-                    break
+    heard: list[Any] = []
+    async with (
+        bridged("stateless", up) as (client, _, up_tap, upstream),
+        client.listen("memo://note", tools=True) as events,
+    ):
+        upstream.add_tool(lambda: "new", name="added")
+        upstream.notify_resource_updated("memo://note")
+        async for event in events:
+            heard.append(event)
+            if {type(e).__name__ for e in heard} >= {"ListChanged", "ResourceUpdated"}:
+                break
     assert any(getattr(e, "uri", None) == "memo://note" for e in heard)
     if up == "handshake":
         assert [m["params"]["uri"] for m in up_tap.written if m.get("method") == "resources/subscribe"] == [
