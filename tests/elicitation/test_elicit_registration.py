@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from backchannel import Context, Server
 from backchannel.forms import FormSchemaError
-from backchannel.server.elicitation import form_spec
+from backchannel.forms.specs import form_spec
 
 
 @dataclasses.dataclass

@@ -15,17 +15,17 @@ carrying ``_meta["dev.backchannel/forgetDeclines"]: true``, asks those forms aga
 
 from __future__ import annotations
 
-__all__ = ["Declines", "Elicited", "check_forms", "elicit", "forget_decline", "form_spec"]
+__all__ = ["Declines", "Elicited", "elicit", "forget_decline"]
 
-import functools
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import msgspec
 
 from ..forms.errors import FormContentError
+from ..forms.specs import form_spec
 from ..protocol.capabilities import has
 from ..state.store import MemoryStore, slot_of
 from ..telemetry import metrics
@@ -33,7 +33,6 @@ from ..types.errors import InvalidParams, MissingCapability, RequestTimeout
 from ..types.meta import FORGET_DECLINES, REMEMBERED_DECLINE
 
 if TYPE_CHECKING:
-    from ..forms import FormSpec
     from .context import Context
 
 T = TypeVar("T")
@@ -51,59 +50,6 @@ class Elicited(Generic[T]):
     def accepted(self) -> bool:
         """Whether the person accepted: only then is ``data`` set."""
         return self.action == "accept"
-
-
-_DICT_FORMS_KEPT = 256
-_dict_forms: dict[bytes, FormSpec] = {}
-
-
-def form_spec(schema: Any) -> FormSpec:
-    """The ``FormSpec`` of ``schema``, built once: per type, and per distinct dict schema
-    (by its canonical JSON). Raises ``FormSchemaError`` naming the field for a form
-    that cannot be sent."""
-    # (``forms`` is imported where a form is built: an import statement costs a microsecond
-    # per ask even when the module is loaded, and the spec is almost always found built.)
-    if isinstance(schema, dict):
-        try:
-            key = msgspec.json.encode(schema, order="sorted")
-        except (TypeError, msgspec.EncodeError):
-            return _build_form(schema)  # not JSON at all: let the checker say what is wrong
-        spec = _dict_forms.get(key)
-        if spec is None:
-            spec = _build_form(schema)
-            if len(_dict_forms) >= _DICT_FORMS_KEPT:
-                del _dict_forms[next(iter(_dict_forms))]
-            _dict_forms[key] = spec
-        return spec
-    try:
-        hash(schema)
-    except TypeError:
-        return _build_form(schema)
-    return _type_form(schema)
-
-
-@functools.lru_cache(maxsize=256)
-def _type_form(schema: Any) -> FormSpec:
-    return _build_form(schema)
-
-
-def _build_form(schema: Any) -> FormSpec:
-    from ..forms import FormSpec
-
-    return FormSpec.from_type(schema)
-
-
-def check_forms(owner: str, forms: Iterable[Any]) -> None:
-    """Build each form now (and keep it for the calls), so one that cannot be a flat
-    elicitation form fails where it is declared: ``FormSchemaError`` naming the field."""
-    from ..forms import FormSchemaError
-
-    for form in forms:
-        try:
-            form_spec(form)
-        except FormSchemaError as exc:
-            exc.add_note(f"declared in elicits= of {owner}")
-            raise
 
 
 _DECLINES_KEPT = 1_000  # declined forms remembered per scope; past that a decline is not remembered

@@ -13,9 +13,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..completion.completers import CompleterLike, completers_for
+from ..forms.specs import check_forms
 from ..types.capabilities import declared_extensions, with_extensions
 from .context import Context
-from .elicitation import check_forms
 from .prompts import RegisteredPrompt
 from .scopes import ScopeTable
 from .tools import RegisteredTool, TaskStart, TaskSupport
