@@ -364,7 +364,10 @@ class HttpApp:
             await send_rejection(send, refused)
             return
         session = self.sessions.open(principal, client)
-        await open_session(session, message, self.fleet, receive, send, **self._responding)
+        responding = self._responding
+        await open_session(
+            session, message, self.fleet, receive, send, retry_ms=responding["retry_ms"], rules=responding["rules"]
+        )
         if session.protocol.protocol_version is None or session.protocol.state.value == "new":
             await self.sessions.end(session.session_id)  # initialize failed: nothing to keep
 

@@ -37,11 +37,15 @@ async def open_session(
     receive: Receive,
     send: Send,
     *,
-    sse_after: float,
     retry_ms: int,
     rules: StreamRules | None = None,
 ) -> None:
-    """Serve ``initialize`` on the new ``session`` (``rules``: its response's lifetime, if a stream)."""
+    """Serve ``initialize`` on the new ``session`` (``rules``: its response's lifetime, if a stream).
+
+    Its answer is plain JSON however long it takes (a server whose mounts connect first may take
+    seconds), never an SSE stream begun before it: the stream's headers would tell the client the
+    session id before its record was written, and in a fleet the client's next request, on another
+    worker, would find no session (404)."""
 
     async def before_answer(answer: dict[str, Any]) -> None:
         # The record is written before the client hears the session id: its next request
@@ -56,7 +60,7 @@ async def open_session(
         message,
         receive,
         send,
-        sse_after=sse_after,
+        sse_after=None,
         retry_ms=retry_ms,
         before_answer=before_answer,
         rules=rules,

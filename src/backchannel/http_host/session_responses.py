@@ -60,7 +60,7 @@ async def answer_request_post(
     receive: Receive,
     send: Send,
     *,
-    sse_after: float,
+    sse_after: float | None,
     retry_ms: int,
     before_answer: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
     rules: StreamRules | None = None,
@@ -69,11 +69,11 @@ async def answer_request_post(
 
     The runtime serves the request the way it serves every request (answered at once, or
     in a task of its own, which inherits this HTTP request's context); this task writes the
-    response: the answer as JSON if it comes first within ``sse_after`` seconds, else a
-    resumable stream that starts with whatever came first. ``before_answer`` is awaited
-    with an answer that goes out as plain JSON, before it does (``initialize`` saves the
-    session's record there). ``rules``: a stream's response ends at its lifetime (the client
-    resumes it with ``Last-Event-ID``).
+    response: the answer as JSON if it comes first within ``sse_after`` seconds (None: however
+    long it takes), else a resumable stream that starts with whatever came first.
+    ``before_answer`` is awaited with an answer that goes out as plain JSON, before it does
+    (``initialize`` saves the session's record there). ``rules``: a stream's response ends at its
+    lifetime (the client resumes it with ``Last-Event-ID``).
     """
     request_id: RequestId = message["id"]
     feed = session.open_feed(request_id)
@@ -94,7 +94,7 @@ async def _respond(
     request_id: RequestId,
     receive: Receive,
     send: Send,
-    wait: float,
+    wait: float | None,
     retry_ms: int,
     before_answer: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
     rules: StreamRules | None = None,

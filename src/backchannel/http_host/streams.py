@@ -82,8 +82,9 @@ class MessageFeed:
             return
         self.queue.put(message)
 
-    async def first(self, wait: float) -> dict[str, Any] | StreamSignal | None:
-        """The first message, or None if none came within ``wait`` seconds (or the client left)."""
+    async def first(self, wait: float | None) -> dict[str, Any] | StreamSignal | None:
+        """The first message, or None if none came within ``wait`` seconds (None: no limit; or the
+        client left)."""
         message = await self.queue.get(wait)
         return None if type(message) is NoItem else message  # type: ignore[return-value]
 
