@@ -24,6 +24,7 @@ from ..server.context import CURRENT_CONTEXT, Context
 from ..server.server import Server
 from ..server.tasks.service import CORE_TASK_VERSIONS, TaskService
 from ..server.tools import RegisteredTool
+from ..state.sealer import StateSealer
 from ..types.errors import InvalidParams, MethodNotFound, UpstreamUnavailable
 from ..types.tasks import TASKS_EXTENSION
 from .upstream import Upstream, UpstreamClient, UpstreamSpec
@@ -47,6 +48,11 @@ class Proxy(Server):
         super().__init__(name, __version__, **options)
         self.upstream = Upstream(upstream, sealer=self.state_sealer, notified=self._upstream_notified)
         self.tasks = _Tasks(self)
+
+    def use_sealer(self, sealer: StateSealer) -> None:
+        """Seal with ``sealer`` (a mount's: its mounting server's keys), the upstream's states too."""
+        super().use_sealer(sealer)
+        self.upstream.sealer = sealer
 
     def capabilities(self) -> dict[str, Any]:
         """What the upstream offers of the features the proxy carries (nothing before it is connected)."""

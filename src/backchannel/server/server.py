@@ -33,6 +33,7 @@ from .delegation import delegate
 from .hosting import serve_stdio
 from .log_sending import send_log
 from .middleware import Call, Middleware, call_of, chain
+from .mount_sealer import MountSealer
 from .mounts import LISTS, Mount, Mounts, check_prefix, remote_server
 from .options import FlatOptions, ListOptions, LogOptions, StateOptions, TimeoutOptions, resolve_options
 from .registry import Registry, registering
@@ -174,7 +175,14 @@ class Server:
         """Decorator form of ``add_resource``."""
         return registering(lambda fn: self.add_resource(uri, fn, **options))
 
-    tool_definition = delegate("registry", Registry.tool_definition)
+    def tool_definition(self, name: str) -> dict[str, Any] | None:
+        """Tool ``name`` as this server serves it: its own, else that of the mount the name reaches
+        (the HTTP host checks a stateless-era call's ``Mcp-Param-*`` headers against it, SEP-2243)."""
+        own = self.registry.tool_definition(name)
+        if own is not None or not self.mounts:
+            return own
+        found = self.mounts.by_name(name)
+        return None if found is None else found[0].server.tool_definition(found[1])
 
     def required_scopes(self, method: str, params: Any) -> tuple[str, ...]:
         """The OAuth scopes a request needs: its tool's, prompt's or resource's, or its mount's."""
@@ -232,9 +240,15 @@ class Server:
         self.mounts.add(mount)
         server.mounted_in = (self, mount)
         server._connections = self._connections  # its handlers see this server's connections' state
+        server.use_sealer(MountSealer(self.state_sealer, prefix))  # a fleet's keys, bound to this mount
         if self.handshake_listeners():
             self._list_changed("notifications/tools/list_changed")
         return server
+
+    def use_sealer(self, sealer: StateSealer) -> None:
+        """Seal and open ``requestState`` with ``sealer`` from now on (a mounted server: its
+        mounting server's keys, ``MountSealer``)."""
+        self.state_sealer = sealer
 
     def add_middleware(self, middleware: Middleware) -> Middleware:
         """Wrap every request and notification this server receives (its mounts' too) and every
