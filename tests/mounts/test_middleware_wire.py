@@ -10,6 +10,7 @@ params the server (and the mount) then sees.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from backchannel import Server
 from backchannel.middleware import Audit
 from backchannel.server.middleware import Call, CallNext
 from backchannel.types.errors import MCPError, RequestError
-from mounts._mounting import ERAS, KINDS, bounded, client_of, mount_upstream, text
+from mounts._mounting import ERAS, KINDS, bounded, client_of, mount_upstream, person, text
 
 PAIRS = [(era, kind) for era in ERAS for kind in KINDS]
 
@@ -55,6 +56,44 @@ async def test_the_audit_middleware_records_a_mounted_tool_s_form_and_its_answer
         retry = next(m for m in tap.written if "inputResponses" in m.get("params", {}))
         assert retry["params"]["inputResponses"] == {answered.key: answered.body}
         assert asked.key == answered.key
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@bounded
+async def test_the_audit_middleware_records_the_question_of_a_mounted_task_in_the_stateless_era(kind: str) -> None:
+    """A task waiting for input shows its question in each ``tasks/get`` answer: recorded once;
+    the answer comes in ``tasks/update``."""
+    gateway = Server("gateway")
+    audit = Audit()
+    gateway.add_middleware(audit)
+    mount_upstream(gateway, kind)
+    polled_twice = asyncio.Event()
+
+    async def person_later(params: dict[str, Any]) -> dict[str, Any]:
+        await polled_twice.wait()  # the question stays open while the test polls
+        return person(params)
+
+    async with client_of(gateway, "stateless", elicitation=person_later) as (client, tap):
+        task = await client.start_task("ev_job", {"label": "the report"})
+        waiting = 0
+        while waiting < 2:  # bounded by the test's own bound
+            got = await client.request("tasks/get", {"taskId": task.task_id}, cached=False)
+            waiting += got["status"] == "input_required"
+        assert [event.kind for event in audit.events] == ["asked"]  # once, however often polled
+        polled_twice.set()
+        assert text(await task) == "the report by Ada"
+    asked, answered = list(audit.events)
+    assert (asked.kind, asked.request, answered.kind, answered.request) == (
+        "asked",
+        "tasks/get",
+        "answered",
+        "tasks/update",
+    )
+    assert asked.body["message"] == "Go on with the report?" and asked.key == answered.key
+    polled = [m["result"] for m in tap.received if m.get("result", {}).get("status") == "input_required"]
+    assert polled and all(result["inputRequests"][asked.key]["params"] == asked.body for result in polled)
+    update = next(m for m in tap.written if m.get("method") == "tasks/update")
+    assert update["params"]["inputResponses"] == {answered.key: answered.body}
 
 
 def _counting_mount(gateway: Server) -> list[dict[str, Any]]:

@@ -46,8 +46,10 @@ class Audit:
 
     Handshake era: a question is a request the server sends (a ``"sent"`` call), the answer is
     what the client replies. Stateless era: the questions are the ``inputRequests`` of an
-    ``input_required`` result, and the answers the ``inputResponses`` of the client's retry (each
-    recorded with its ``key``). Questions of a mount are recorded as those of the server's own
+    ``input_required`` result (or of a task waiting for input, in a ``tasks/get`` answer), and the
+    answers the ``inputResponses`` of the client's retry (or ``tasks/update``), each recorded with
+    its ``key``. (A handshake-era task's questions are not seen yet: they are sent by the task,
+    not through the middleware.) Questions of a mount are recorded as those of the server's own
     tools. Events are kept in ``events`` (the last ``keep``) and passed to ``record`` as made
     (make it quick: it runs on the request's path; an exception it raises fails the request).
     The bodies are recorded as they are: a form's answers may be personal data."""
@@ -62,9 +64,12 @@ class Audit:
         self.record = record
         self.methods = frozenset(methods)
         self.events: deque[AuditEvent] = deque(maxlen=keep)
+        self._keep = keep
         # The client's requests being served, as it named them (``tools/call ev_ask``), by
         # connection and id: a handshake-era question names the request it is asked for.
         self._serving: dict[tuple[int, int | str], str] = {}
+        # The questions of tasks already recorded, by task id and key (a task is polled).
+        self._task_questions: dict[tuple[str, str], None] = {}
 
     async def __call__(self, call: Call, call_next: CallNext) -> Any:
         if call.kind != "request":
@@ -96,14 +101,27 @@ class Audit:
         finally:
             if serving is not None:
                 self._serving.pop(serving, None)
-        if isinstance(result, dict) and result.get("resultType") == "input_required":
-            asked = result.get("inputRequests")
-            for key, question in asked.items() if isinstance(asked, dict) else ():
-                method = question.get("method") if isinstance(question, dict) else None
-                if method in self.methods:
-                    params = question.get("params")
-                    self._add(call, "asked", method, params if isinstance(params, dict) else {}, request, str(key))
+        if isinstance(result, dict) and "input_required" in (result.get("resultType"), result.get("status")):
+            self._asked(call, result, request)
         return result
+
+    def _asked(self, call: Call, result: dict[str, Any], request: str) -> None:
+        """The ``inputRequests`` of an ``input_required`` result, or of a task waiting for input
+        (a ``tasks/get`` answer, each question recorded once however often the task is polled)."""
+        asked = result.get("inputRequests")
+        task = result.get("taskId") if result.get("status") == "input_required" else None
+        for key, question in asked.items() if isinstance(asked, dict) else ():
+            method = question.get("method") if isinstance(question, dict) else None
+            if method not in self.methods:
+                continue
+            if isinstance(task, str):
+                if (task, key) in self._task_questions:
+                    continue
+                self._task_questions[task, key] = None
+                while len(self._task_questions) > self._keep:
+                    del self._task_questions[next(iter(self._task_questions))]
+            params = question.get("params")
+            self._add(call, "asked", method, params if isinstance(params, dict) else {}, request, str(key))
 
     def _add(
         self,
