@@ -83,57 +83,7 @@ def build_parser(call_help: bool = False) -> tuple[argparse.ArgumentParser, dict
         "run", help="serve a Server defined in a Python file or module", description=_RUN, formatter_class=raw
     )
     run.add_argument("target", help="path/to/server.py or package.module, optionally with :NAME")
-    run.add_argument(
-        "--log-level",
-        default="warning",
-        type=str.lower,
-        choices=_PYTHON_LEVELS,
-        help="Python logging level for the server's stderr (default warning)",
-    )
-    run.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
-    run.add_argument(
-        "--host", default="127.0.0.1", type=_host, help="HTTP: the address to bind (default: loopback only)"
-    )
-    run.add_argument("--port", type=_port, default=8000, help="HTTP: the port, 1 to 65535 (default 8000)")
-    run.add_argument("--path", type=_url_path, default="/mcp", help="HTTP: the endpoint path (default /mcp)")
-    run.add_argument(
-        "--redis",
-        type=_redis_url,
-        default=None,
-        metavar="URL",
-        help="HTTP: keep sessions, streams and the reverse channel in this Redis (redis://host:port/db), "
-        "so several workers serve as one server (docs/deploy.md)",
-    )
-    run.add_argument(
-        "--workers", type=_workers, default=1, help="HTTP: worker processes on the one port (more than 1 needs --redis)"
-    )
-    run.add_argument(
-        "--legacy-sse",
-        action="store_true",
-        help="HTTP: also serve the deprecated HTTP+SSE transport of 2024-11-05 (GET /sse, POST /messages/) "
-        "for old clients; one worker only",
-    )
-    run.add_argument(
-        "--allow-host",
-        action="append",
-        default=None,
-        type=_allowed_host,
-        metavar="NAME",
-        help="HTTP: a Host the server answers besides loopback names, as NAME, NAME:PORT or NAME:* "
-        "(repeatable; the public name behind a proxy; * allows any): others get 403 (DNS rebinding)",
-    )
-    run.add_argument(
-        "--allow-origin",
-        action="append",
-        default=None,
-        type=_allowed_origin,
-        metavar="ORIGIN",
-        help="HTTP: a browser Origin allowed besides local pages, as scheme://host[:port|:*] (repeatable; "
-        "* allows any)",
-    )
-    run.add_argument(
-        "--debug", action="store_true", help="show the traceback of a failed start or of Ctrl-C, not one line"
-    )
+    _serving_options(run)
     connect = commands.add_parser(
         "connect",
         help="an interactive session with a server: a command to spawn (stdio) or an http(s):// URL",
@@ -159,10 +109,96 @@ def build_parser(call_help: bool = False) -> tuple[argparse.ArgumentParser, dict
     logout.add_argument("url", type=_http_url, metavar="URL", help="the server's http(s):// URL, as given to connect")
     _call_parser(commands, call_help)
     _proxy_parser(commands)
+    _gateway_parser(commands)
     from .install import add_install_parser
 
     add_install_parser(commands)
     return parser, dict(commands.choices)
+
+
+_GATEWAY = """Serve one MCP endpoint in front of the servers a TOML file lists (docs/gateway.md): each
+upstream (a command spawned over stdio, or an http(s):// URL) mounted under its name, its tools
+named NAME_tool and its resources NAME+scheme://..., with its questions, progress, logs and
+cancellations carried to the client in front. On stdio, for a host that spawns this command, or
+with --http over Streamable HTTP (with --redis and --workers, as backchannel run).
+
+  backchannel gateway gateway.toml
+  backchannel gateway gateway.toml --http --port 8000
+  backchannel gateway --check gateway.toml
+
+A file that cannot be served is refused before anything starts: one line per problem, naming
+the file and the key (gateway.toml: upstream[2].command: must be a list of strings), status 2."""
+
+
+def _gateway_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    gateway = commands.add_parser(
+        "gateway",
+        help="serve one endpoint in front of the MCP servers a TOML file lists",
+        description=_GATEWAY,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    gateway.add_argument("config", metavar="FILE", help="the gateway's TOML file (docs/gateway.md)")
+    gateway.add_argument(
+        "--check",
+        action="store_true",
+        help="read the file and say what is wrong with it (or that nothing is); serve nothing",
+    )
+    _serving_options(gateway)
+
+
+def _serving_options(sub: argparse.ArgumentParser) -> None:
+    """How ``run`` and ``gateway`` serve: stdio, or ``--http`` with its host, port, fleet and checks."""
+    sub.add_argument(
+        "--log-level",
+        default="warning",
+        type=str.lower,
+        choices=_PYTHON_LEVELS,
+        help="Python logging level for the server's stderr (default warning)",
+    )
+    sub.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    sub.add_argument(
+        "--host", default="127.0.0.1", type=_host, help="HTTP: the address to bind (default: loopback only)"
+    )
+    sub.add_argument("--port", type=_port, default=8000, help="HTTP: the port, 1 to 65535 (default 8000)")
+    sub.add_argument("--path", type=_url_path, default="/mcp", help="HTTP: the endpoint path (default /mcp)")
+    sub.add_argument(
+        "--redis",
+        type=_redis_url,
+        default=None,
+        metavar="URL",
+        help="HTTP: keep sessions, streams and the reverse channel in this Redis (redis://host:port/db), "
+        "so several workers serve as one server (docs/deploy.md)",
+    )
+    sub.add_argument(
+        "--workers", type=_workers, default=1, help="HTTP: worker processes on the one port (more than 1 needs --redis)"
+    )
+    sub.add_argument(
+        "--legacy-sse",
+        action="store_true",
+        help="HTTP: also serve the deprecated HTTP+SSE transport of 2024-11-05 (GET /sse, POST /messages/) "
+        "for old clients; one worker only",
+    )
+    sub.add_argument(
+        "--allow-host",
+        action="append",
+        default=None,
+        type=_allowed_host,
+        metavar="NAME",
+        help="HTTP: a Host the server answers besides loopback names, as NAME, NAME:PORT or NAME:* "
+        "(repeatable; the public name behind a proxy; * allows any): others get 403 (DNS rebinding)",
+    )
+    sub.add_argument(
+        "--allow-origin",
+        action="append",
+        default=None,
+        type=_allowed_origin,
+        metavar="ORIGIN",
+        help="HTTP: a browser Origin allowed besides local pages, as scheme://host[:port|:*] (repeatable; "
+        "* allows any)",
+    )
+    sub.add_argument(
+        "--debug", action="store_true", help="show the traceback of a failed start or of Ctrl-C, not one line"
+    )
 
 
 def _session_options(sub: argparse.ArgumentParser) -> None:

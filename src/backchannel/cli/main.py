@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["main"]
+__all__ = ["main", "run_options_problem", "serve"]
 
 import argparse
 import logging
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..server.server import Server
     from ..ui.sampling_models import SamplingModel
 
 
@@ -36,6 +37,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .proxy import run_proxy
 
         return run_proxy(args)
+    if args.command == "gateway":
+        from .gateway import run_gateway
+
+        return run_gateway(args)
     if args.command == "logout":
         return _logout(args.url)
     if args.command == "install":
@@ -50,7 +55,7 @@ def _run(args: argparse.Namespace) -> int:
     a server that could not start, 130 after Ctrl-C; each said in one line (the traceback too
     with ``--debug``)."""
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
-    problem = _run_options_problem(args)
+    problem = run_options_problem(args)
     if problem is not None:
         print(f"backchannel run: {problem}", file=sys.stderr)
         return 2
@@ -66,7 +71,7 @@ def _run(args: argparse.Namespace) -> int:
         return 130
 
 
-def _run_options_problem(args: argparse.Namespace) -> str | None:
+def run_options_problem(args: argparse.Namespace) -> str | None:
     if args.workers > 1 and args.redis is None:
         return "--workers needs --redis: the workers share their sessions through it"
     if (args.redis is not None or args.workers > 1) and not args.http:
@@ -92,6 +97,12 @@ def _serve(args: argparse.Namespace) -> int:
         hint = " (--debug shows the traceback)" if failure is not None and not args.debug else ""
         print(f"backchannel run: {exc}{hint}", file=sys.stderr)
         return 2
+    return serve(server, args, "backchannel run")
+
+
+def serve(server: Server, args: argparse.Namespace, prog: str) -> int:
+    """Serve ``server`` as ``args`` say (``arguments._serving_options``): on stdio, or over HTTP,
+    saying on stderr, as ``prog``, where it listens once it does; 0 once it stopped."""
     if not args.http:
         server.run()
         return 0
@@ -105,7 +116,7 @@ def _serve(args: argparse.Namespace) -> int:
     legacy = f", and the deprecated HTTP+SSE transport at {http_base(args.host, args.port)}/sse"
     fleet += legacy if args.legacy_sse else ""
     line = (
-        f"backchannel run: serving {server.name} over Streamable HTTP at {url}{fleet} (Ctrl-C stops it{wide}); "
+        f"{prog}: serving {server.name} over Streamable HTTP at {url}{fleet} (Ctrl-C stops it{wide}); "
         f"connect with: backchannel connect {url}"
     )
     options: dict[str, Any] = {}
