@@ -12,6 +12,7 @@ from typing import Any
 
 from ..server.server import Server
 from ..signatures.signature import SignatureError
+from ..skills.folder import SkillError
 
 _PREFERRED = ("server", "mcp", "app")
 
@@ -62,7 +63,7 @@ def _import(where: str) -> Any:
         sys.path.insert(0, str(path.resolve().parent))  # so the file's own sibling imports work
         try:
             spec.loader.exec_module(module)
-        except SignatureError as exc:  # says in one line what to change: pydantic's traceback would bury it
+        except (SignatureError, SkillError) as exc:  # says in one line what to change: a traceback would bury it
             raise TargetError(str(exc)) from None
         except Exception as exc:
             raise TargetError(f"{where} failed to import: {_failure(exc)}") from exc
@@ -71,7 +72,7 @@ def _import(where: str) -> Any:
         sys.path.insert(0, str(Path.cwd()))  # as `python -m` does; the console script does not
     try:
         return importlib.import_module(where)
-    except SignatureError as exc:
+    except (SignatureError, SkillError) as exc:
         raise TargetError(str(exc)) from None
     except ModuleNotFoundError as exc:
         if exc.name is None or not (where == exc.name or where.startswith(exc.name + ".")):

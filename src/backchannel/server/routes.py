@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.events import RequestReceived
+from ..skills.routes import SKILL_ROUTES
 from ..types.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ..types.field_revisions import for_revision, trims
 from ..types.logging import LOG_LEVEL_RANK, LOGGING_LEVELS
@@ -360,6 +361,7 @@ ROUTES: dict[str, Route] = {
     "completion/complete": complete,
     "subscriptions/listen": listen,
     **TASK_ROUTES,
+    **SKILL_ROUTES,  # skills/list, skills/get, resources/directory/read (SEP-2640)
 }
 
 #: Method -> inline route: what ``Server.answer_now`` may answer in the read loop's turn.

@@ -17,10 +17,12 @@ import weakref
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
+from ..apps.app import App
 from ..protocol.events import NotificationReceived, RequestReceived
 from ..protocol.session import Session, SessionConfig
 from ..runtime.connection import Connection
 from ..runtime.ratelimit import TokenBucket
+from ..skills.catalog import SkillCatalog
 from ..state.sealer import StateSealer
 from ..transports.base import Transport
 from ..types.errors import MethodNotFound
@@ -36,6 +38,7 @@ from .middleware import Call, Middleware, call_of, chain
 from .mount_sealer import MountSealer
 from .mounts import LISTS, Mount, Mounts, check_prefix, remote_server
 from .options import FlatOptions, ListOptions, LogOptions, StateOptions, TimeoutOptions, resolve_options
+from .pagination import paginate
 from .registry import Registry, registering
 from .roots import RootsCache
 from .routes import INLINE_ROUTES, ROUTES
@@ -135,6 +138,8 @@ class Server:
         )
         #: The tools, prompts, resources and templates; ``add_tool`` and the rest change it.
         self.registry = Registry(self._list_changed, extensions=options.extensions.declared)
+        #: The skills it publishes (SEP-2640; ``add_skill``): their files are resources of the registry.
+        self.skills = SkillCatalog(self.registry, paginate)
         self._connections: weakref.WeakKeyDictionary[Connection, ConnectionState] = weakref.WeakKeyDictionary()
         #: Open ``subscriptions/listen`` streams (stateless era).
         self.subscriptions = Subscriptions()
@@ -175,6 +180,13 @@ class Server:
         """Decorator form of ``add_resource``."""
         return registering(lambda fn: self.add_resource(uri, fn, **options))
 
+    add_app = delegate("registry", Registry.add_app)
+
+    def app(self, uri: str, html: str, **options: Any) -> App:
+        """Publish an MCP App (``App(uri=uri, html=html, **options)``, ``backchannel.apps``) and
+        return it, for ``@server.tool(app=...)``; ``docs/extensions.md`` says how."""
+        return self.add_app(App(uri=uri, html=html, **options))
+
     def tool_definition(self, name: str) -> dict[str, Any] | None:
         """Tool ``name`` as this server serves it: its own, else that of the mount the name reaches
         (the HTTP host checks a stateless-era call's ``Mcp-Param-*`` headers against it, SEP-2243)."""
@@ -183,6 +195,14 @@ class Server:
             return own
         found = self.mounts.by_name(name)
         return None if found is None else found[0].server.tool_definition(found[1])
+
+    add_skill = delegate("skills", SkillCatalog.add_skill)
+    add_skills = delegate("skills", SkillCatalog.add_skills)
+    remove_skill = delegate("skills", SkillCatalog.remove_skill)
+
+    def skill(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
+        """Decorator form of ``add_skill``: the function returns the skill's body (``SkillCatalog.add_function``)."""
+        return registering(lambda fn: self.skills.add_function(fn, name=name, **options))
 
     def required_scopes(self, method: str, params: Any) -> tuple[str, ...]:
         """The OAuth scopes a request needs: its tool's, prompt's or resource's, or its mount's."""

@@ -25,6 +25,8 @@ Use :func:`exists` for the question "may ``sender`` send ``method`` in ``version
 of an extension (``extension`` names it): the tasks extension's ``tasks/get``,
 ``tasks/update``, ``tasks/cancel`` and ``notifications/tasks`` in 2026-07-28, which its
 ``schema.ts`` does not define. ``tasks/result`` and ``tasks/list`` exist in 2025-11-25 only.
+The skills extension's ``skills/list``, ``skills/get`` and ``resources/directory/read``
+(SEP-2640) exist in every revision: skills are resources, which every revision has.
 :func:`requests_served` is what a server answers in a revision: the core's requests and
 the extensions'.
 """
@@ -72,6 +74,14 @@ from .resources import (
 )
 from .roots import ListRootsResult
 from .sampling import CreateMessageRequestParams, CreateMessageResult
+from .skills import (
+    SKILLS_EXTENSION,
+    GetSkillRequestParams,
+    GetSkillResult,
+    ListSkillsResult,
+    ReadResourceDirectoryRequestParams,
+    ReadResourceDirectoryResult,
+)
 from .tasks import (
     TASKS_EXTENSION,
     CancelTaskRequestParams,
@@ -261,6 +271,10 @@ def _tasks_extension(method: str, kind: Kind, params: type, result: type | None)
     )
 
 
+def _skills_extension(method: str, params: type, result: type) -> MethodSpec:
+    return MethodSpec(method, "request", _CLIENT, params, result, _ALL, extension=SKILLS_EXTENSION)
+
+
 #: Methods an extension adds to a revision (``versions``) whose schema does not define them.
 EXTENSION_METHODS: dict[str, MethodSpec] = {
     spec.method: spec
@@ -269,6 +283,9 @@ EXTENSION_METHODS: dict[str, MethodSpec] = {
         _tasks_extension("tasks/update", "request", UpdateTaskRequestParams, Result),
         _tasks_extension("tasks/cancel", "request", CancelTaskRequestParams, Result),
         _tasks_extension("notifications/tasks", "notification", DetailedTaskNotificationParams, None),
+        _skills_extension("skills/list", PaginatedRequestParams, ListSkillsResult),
+        _skills_extension("skills/get", GetSkillRequestParams, GetSkillResult),
+        _skills_extension("resources/directory/read", ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult),
     )
 }
 
