@@ -110,6 +110,9 @@ def build_parser(call_help: bool = False) -> tuple[argparse.ArgumentParser, dict
     _call_parser(commands, call_help)
     _proxy_parser(commands)
     _gateway_parser(commands)
+    from .report_card import add_check_parser
+
+    add_check_parser(commands)
     from .install import add_install_parser
 
     add_install_parser(commands)

@@ -41,6 +41,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .gateway import run_gateway
 
         return run_gateway(args)
+    if args.command == "check":
+        from .report_card import run_check
+
+        return run_check(args)
     if args.command == "logout":
         return _logout(args.url)
     if args.command == "install":

@@ -1,0 +1,226 @@
+"""``backchannel check``: the report card of any MCP server (``backchannel.check``).
+
+What the command adds to ``run_checks``: the target read from the line (a command after
+``--``, or a URL with its ``--header`` pairs and the login ``connect`` keeps), the plan from
+``--config`` and ``--tool``/``--exclude``, and where the card goes: a table on stdout (each
+verdict also said on stderr as it comes, unless ``--quiet``), ``--json`` on stdout, ``--html
+FILE``. The check package is imported only here, once the line is read.
+
+Exit status: 0 when no check failed, 1 when one did, 2 for a line that cannot be run (said
+in one line), 130 after Ctrl-C.
+"""
+
+from __future__ import annotations
+
+__all__ = ["run_check"]
+
+import argparse
+import asyncio
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+_PREFIX = "backchannel check"
+
+
+class _Refused(Exception):
+    """A line that cannot be run: its one line (exit status 2)."""
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from ..check import CheckOptions, run_checks
+    from ..check.plan import ConfigError, PlanConfig, read_config, tool_use
+    from ..check.report import as_html, as_json, print_table
+
+    try:
+        target = _target(args)
+        config = read_config(args.config) if args.config else PlanConfig()
+        named = PlanConfig(
+            tools={role: tool_use(role, name, f"--tool {role}") for role, name in args.tool or ()},
+            exclude=frozenset(args.exclude or ()),
+            budget=args.budget,
+        )
+        config = config.merged(named)
+    except (_Refused, ConfigError, ValueError) as exc:
+        print(f"{_PREFIX}: {exc}", file=sys.stderr)
+        return 2
+    eras = ("handshake", "stateless") if args.era == "auto" else (args.era,)
+    options = CheckOptions(
+        budget=config.budget if config.budget is not None else 300,
+        timeout=args.timeout,
+        eras=eras,  # type: ignore[arg-type]
+        groups=tuple(args.group) if args.group else CheckOptions().groups,
+        config=config,
+        load=True if args.load else None,
+        sessions=args.sessions,
+        seed=args.seed,
+        say=None if args.quiet else (lambda line: print(f"{_PREFIX}: {line}", file=sys.stderr, flush=True)),
+    )
+    try:
+        report = asyncio.run(run_checks(target, options))
+    except KeyboardInterrupt:
+        print(f"{_PREFIX}: interrupted", file=sys.stderr)
+        return 130
+    if args.html:
+        Path(args.html).write_text(as_html(report), encoding="utf-8")
+        if not args.quiet:
+            print(f"{_PREFIX}: the report card is in {args.html}", file=sys.stderr)
+    if args.json:
+        print(as_json(report))
+    else:
+        print_table(report, sys.stdout)
+    return 1 if report.failed else 0
+
+
+def _target(args: argparse.Namespace) -> Any:
+    from ..check import Target
+
+    words = list(args.target)
+    if words[:1] == ["--"]:
+        words = words[1:]
+    if not words:
+        raise _Refused("give the server: -- COMMAND [ARGS...] (spawned, stdio) or an http(s):// URL")
+    if re.match(r"https?://", words[0], re.IGNORECASE):
+        if len(words) > 1:
+            raise _Refused(f"unexpected words after the URL: {' '.join(words[1:])} (options go before it)")
+        headers = _header_map(args.header or ())
+        return Target(url=words[0], headers=headers, auth=_login(args, headers), show_stderr=args.show_stderr)
+    if args.header:
+        raise _Refused("--header is for an http(s):// server; this one is a command, spoken to over stdio")
+    import shutil
+
+    if shutil.which(words[0]) is None:
+        raise _Refused(f"no such command: {words[0]} (give a server command and its arguments, or an http(s):// URL)")
+    return Target(command=tuple(words), show_stderr=args.show_stderr)
+
+
+def _header_map(pairs: Any) -> dict[str, str]:
+    """``--header`` pairs as one mapping; a name given twice has its values joined (RFC 9110 §5.3)."""
+    headers: dict[str, str] = {}
+    for name, value in pairs:
+        same = next((known for known in headers if known.lower() == name.lower()), name)
+        headers[same] = f"{headers[same]}, {value}" if same in headers else value
+    return headers
+
+
+def _login(args: argparse.Namespace, headers: dict[str, str]) -> Any:
+    """The login ``connect`` keeps for the URL (its browser login, or the link with
+    ``--no-browser``); None with an ``Authorization`` header, which is then the credential."""
+    if any(name.lower() == "authorization" for name in headers):
+        return None
+    from rich.console import Console
+
+    from ..ui.login import terminal_oauth
+
+    # stdout is the report's: what the login says goes to stderr
+    return terminal_oauth(Console(stderr=True), browser=args.browser)
+
+
+_CHECK = """A report card for any MCP server, in any language: which eras and revisions it speaks;
+how it asks (forms, URLs, roots, sampling), completes, reports progress, takes a cancellation
+and logs, on the tools it offers; how it stands malformed, oversized and fuzzed input; and over
+HTTP, its Origin and Host checks, unknown sessions, slow bodies and many sessions. Each check
+names the line of the specification it tests (docs/check.md lists them); a failure shows what
+was sent and what came back.
+
+  backchannel check -- node server.js
+  backchannel check --html card.html http://127.0.0.1:8000/mcp
+  backchannel check --json --exclude get-env -- npx @modelcontextprotocol/server-everything
+
+The tools a check calls are found by name and description, or named: --tool ROLE=NAME or the
+[tools] table of --config FILE (roles: elicits, elicits_url, roots, samples, progress, slow,
+logs). --exclude NAME keeps a tool from ever being called. Loads (slow bodies, many sessions)
+go only to a server on this machine unless --load. Exit status 1 when a check fails."""
+
+
+def add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from .arguments import _header_option, _seconds, _whole_number
+
+    check = commands.add_parser(
+        "check",
+        help="check any MCP server (a command to spawn, or an http(s):// URL) and print its report card",
+        description=_CHECK,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="%(prog)s [options] -- COMMAND [ARGS ...]\n       %(prog)s [options] URL",
+    )
+    check.add_argument("--json", action="store_true", help="print the report card as JSON (for CI) instead of a table")
+    check.add_argument("--html", default=None, metavar="FILE", help="also write the report card as a web page")
+    check.add_argument("--config", default=None, metavar="FILE", help="a TOML file: [tools] per role, exclude, safe")
+    check.add_argument(
+        "--tool",
+        action="append",
+        default=None,
+        type=_role_and_tool,
+        metavar="ROLE=NAME",
+        help="the tool a role's checks call (repeatable): elicits, elicits_url, roots, samples, progress, slow, logs",
+    )
+    check.add_argument(
+        "--exclude", action="append", default=None, metavar="NAME", help="a tool never to call (repeatable)"
+    )
+    check.add_argument(
+        "--budget",
+        type=lambda text: _whole_number(text, 0, 1_000_000, "a number of frames"),
+        default=None,
+        metavar="N",
+        help="fuzzed frames to send (default 300; 0: no fuzzing)",
+    )
+    check.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long any one answer may take (default 10)",
+    )
+    check.add_argument(
+        "--era",
+        choices=("auto", "handshake", "stateless"),
+        default="auto",
+        help="check only this era (default: every era the server speaks)",
+    )
+    check.add_argument(
+        "--group",
+        action="append",
+        default=None,
+        choices=("eras", "second-layer", "robustness"),
+        help="run only this group of checks (repeatable)",
+    )
+    check.add_argument(
+        "--load",
+        action="store_true",
+        help="run the load checks (slow bodies, many sessions) on a server that is not on this machine too",
+    )
+    check.add_argument(
+        "--sessions",
+        type=lambda text: _whole_number(text, 1, 10_000, "a number of sessions"),
+        default=64,
+        metavar="N",
+        help="HTTP: sessions the session check opens (default 64)",
+    )
+    check.add_argument("--seed", type=int, default=20260728, help="the fuzzer's seed (the same seed, the same frames)")
+    check.add_argument("--quiet", action="store_true", help="say nothing on stderr while checking")
+    check.add_argument("--show-stderr", action="store_true", help="show a spawned server's stderr (default: kept)")
+    check.add_argument(
+        "--no-browser",
+        dest="browser",
+        action="store_false",
+        help="print the link of a login on stderr instead of opening a browser",
+    )
+    _header_option(check)
+    check.add_argument(
+        "target",
+        nargs=argparse.REMAINDER,
+        metavar="SERVER",
+        help="the server: -- COMMAND [ARGS...] (spawned, stdio) or an http(s):// URL",
+    )
+
+
+def _role_and_tool(text: str) -> tuple[str, str]:
+    from ..check.plan import ROLES
+
+    role, sep, name = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"{text!r} is not ROLE=NAME (like slow=long-running-op)")
+    if role not in ROLES:
+        raise argparse.ArgumentTypeError(f"{role!r} is no role; the roles: {', '.join(ROLES)}")
+    return role, name
