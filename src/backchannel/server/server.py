@@ -17,7 +17,6 @@ import weakref
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
-from ..apps.app import App
 from ..protocol.events import NotificationReceived, RequestReceived
 from ..protocol.session import Session, SessionConfig
 from ..runtime.connection import Connection
@@ -179,13 +178,6 @@ class Server:
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
         """Decorator form of ``add_resource``."""
         return registering(lambda fn: self.add_resource(uri, fn, **options))
-
-    add_app = delegate("registry", Registry.add_app)
-
-    def app(self, uri: str, html: str, **options: Any) -> App:
-        """Publish an MCP App (``App(uri=uri, html=html, **options)``, ``backchannel.apps``) and
-        return it, for ``@server.tool(app=...)``; ``docs/extensions.md`` says how."""
-        return self.add_app(App(uri=uri, html=html, **options))
 
     def tool_definition(self, name: str) -> dict[str, Any] | None:
         """Tool ``name`` as this server serves it: its own, else that of the mount the name reaches
