@@ -1,6 +1,7 @@
 """The client's cache of results, as 2026-07-28 ``caching.mdx`` says.
 
-What is cached: the results of ``server/discover``, the four lists and ``resources/read``,
+What is cached: the results of ``server/discover``, the four lists, ``resources/read`` and the
+skills extension's ``skills/list`` and ``skills/get`` (SEP-2640 makes both cacheable results),
 by method and the parameters that change the answer (everything but ``_meta``: the
 ``cursor`` of a page, the ``uri`` of a read), fresh for the ``ttlMs`` the server gave
 (absent, zero or negative: not cached at all). What never is: a result reached by
@@ -45,16 +46,25 @@ logger = logging.getLogger("backchannel.client")
 
 #: The methods whose results carry caching hints (caching.mdx, "Cacheable Results").
 CACHEABLE_METHODS = frozenset(
-    ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read")
+    (
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "skills/list",
+        "skills/get",
+    )
 )
 #: A longer ``ttlMs`` is cut to a day: a server's typo must not pin a result for weeks.
 MAX_TTL_SECONDS = 24 * 60 * 60.0
 #: Which lists each ``list_changed`` makes stale. Templates have no notification of their own,
-#: so a change to the resources drops them too.
+#: so a change to the resources drops them too; nor have skills, whose files are resources.
 _LISTS_DROPPED_BY = {
     "notifications/tools/list_changed": ("tools/list",),
     "notifications/prompts/list_changed": ("prompts/list",),
-    "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
+    "notifications/resources/list_changed": ("resources/list", "resources/templates/list", "skills/list", "skills/get"),
 }
 _RETRY_FIELDS = ("inputResponses", "requestState")
 _encode = msgspec.json.Encoder(order="sorted").encode

@@ -46,7 +46,7 @@ from ..types.resources import (
 from ..types.tasks import TASKS_EXTENSION
 from ..types.tools import ListToolsResult, Tool
 from ..types.versions import VERSIONS, Era, EraChoice, EraSpelling, era_from_user
-from . import completions, listening, tool_calls
+from . import completions, listening, skills, tool_calls
 from .cache import ClientCache
 from .era_detection import HandshakeEraNeeded, converted, meet_server
 from .input_rounds import answer_input_rounds, rounds_span
@@ -442,6 +442,13 @@ class Client:
         """The contents of the resource at ``uri``; an unknown URI raises ``RequestError`` (``ResourceNotFound``'s
         code)."""
         return await self._typed(ReadResourceResult, "resources/read", {"uri": uri})
+
+    # Skills (SEP-2640): entries, directories, and files checked against their digests (``skills.py``).
+    list_skills_page = skills.list_skills_page
+    list_skills = skills.list_skills
+    get_skill = skills.get_skill
+    read_skill_directory = skills.read_skill_directory
+    read_skill_file = skills.read_skill_file
 
     complete = completions.complete
     listen = listening.listen
