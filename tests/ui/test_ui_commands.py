@@ -135,6 +135,8 @@ def _session() -> TerminalSession:
                 "resources",
                 "templates",
                 "read",
+                "skills",
+                "skill",
                 "watch",
                 "unwatch",
                 "log",

@@ -42,6 +42,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "resources": ("resources", "list the server's resources"),
     "templates": ("templates", "list the server's resource templates"),
     "read": ("read <uri | template>", "read a resource; a template's variables are asked (Tab completes them)"),
+    "skills": ("skills", "list the server's skills (the io.modelcontextprotocol/skills extension)"),
+    "skill": (
+        "skill <name | uri> [file]",
+        "show a skill: its SKILL.md and its files; or one of its files (each checked against the skill's digests)",
+    ),
     "watch": ("watch [uri]", "show each change of a resource as it comes, and what it holds then; alone: list them"),
     "unwatch": ("unwatch <uri>", "stop watching a resource"),
     "log": ("log [level]", "show or set the server's log level, debug ... emergency (also: loglevel)"),
@@ -85,7 +90,7 @@ def parse_command(line: str) -> Command | None:
     if name not in COMMANDS:
         raise CommandError(f"unknown command {word!r}; type help for the list")
     target, rest = split_target(remainder)
-    if name in ("call", "prompt", "read", "unwatch") and not target:
+    if name in ("call", "prompt", "read", "unwatch", "skill") and not target:
         raise CommandError(f"usage: {COMMANDS[name][0]}")
     if name == "tasks" and (target.lower() not in ("", *TASK_WORDS) or (target and not rest)):
         raise CommandError(f"usage: {COMMANDS[name][0]}")

@@ -38,6 +38,7 @@ from ..types.errors import MCPError
 from ..types.logging import LOGGING_LEVELS
 from .commands import ALIASES, COMMANDS
 from .questions import Completer, Question
+from .skill_view import skill_paths
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 
     from ..client.client import Client
     from ..types.prompts import Prompt
+    from ..types.skills import Skill
     from ..types.tools import Tool
 
 #: Seconds typing must pause before a field's completions are asked of the server. People type a
@@ -73,6 +75,9 @@ class TabSource(Protocol):
     def roots(self) -> Sequence[Path]: ...
 
     @property
+    def skills(self) -> Mapping[str, Skill]: ...
+
+    @property
     def client(self) -> Client | None: ...
 
 
@@ -91,6 +96,7 @@ def completions(session: TabSource, text: str) -> list[str]:
             "prompt": names["prompts"],
             "read": names["resources"] + [t.split("{", 1)[0] for t in names["templates"]],
             "watch": names["resources"],
+            "skill": names.get("skills", []),
             "log": list(LOGGING_LEVELS),
             "logs": list(LOGGING_LEVELS),
             "roots": ["add", "remove"],
@@ -103,6 +109,8 @@ def completions(session: TabSource, text: str) -> list[str]:
     elif command == "prompt" and words[1] in session.prompts:
         given = {word.partition("=")[0] for word in words[2:-1]}
         options = [f"{arg.name}=" for arg in session.prompts[words[1]].arguments or [] if arg.name not in given]
+    elif command == "skill" and words[1] in session.skills and len(words) == 3:
+        options = skill_paths(session.skills[words[1]])
     elif command == "roots" and words[1].lower() in ("remove", "rm") and len(words) == 3:
         options = [str(root) for root in session.roots]
     else:

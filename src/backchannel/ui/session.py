@@ -32,7 +32,9 @@ from ..protocol.events import ProgressReceived
 from ..types.errors import ConnectionClosed, MCPError, RequestError
 from ..types.logging import LOGGING_LEVELS
 from ..types.meta import FORGET_DECLINES, REMEMBERED_DECLINE
+from ..types.capabilities import extension_settings
 from ..types.prompts import Prompt
+from ..types.skills import SKILLS_EXTENSION, Skill
 from ..types.tools import Tool
 from . import completion, watching
 from .commands import COMMANDS, Command, CommandError, changed_roots, parse_arguments, parse_command
@@ -44,6 +46,7 @@ from .questions import Ask, Cancelled, Question, ask_line
 from .render import Renderer
 from .sampling import TerminalSampler
 from .server_arguments import ask_prompt_arguments, ask_template_uri
+from .skill_view import SkillView
 from .task_board import TaskBoard, runs_as_task
 
 if TYPE_CHECKING:
@@ -101,6 +104,9 @@ class TerminalSession:
         #: Resources watched (``watch``, ``unwatch``: see ``.watching``), their changes printed as they come.
         self.watches = watching.Watches(console, self.renderer, self._client, lambda action: self.out_of_band(action))
         self._cmd_watch = self._cmd_unwatch = self.watches.command
+        #: ``skills`` and ``skill NAME [file]`` (``.skill_view``); the last listing, for Tab.
+        self.skill_view = SkillView(self.renderer, self._client, self._run, self.names)
+        self._cmd_skills = self._cmd_skill = self.skill_view.command
         #: Call a tool the server does not list, by name (an http(s):// server may hide one for
         #: want of a scope, and the call then steps the login up); else "no tool named".
         self.calls_unlisted = False
@@ -159,6 +165,13 @@ class TerminalSession:
             if "resources" in capabilities:
                 self.names["resources"] = [item.uri for item in await client.list_resources()]
                 self.names["templates"] = [item.uri_template for item in await client.list_resource_templates()]
+            if extension_settings(capabilities, SKILLS_EXTENSION) is not None:  # declared: stateless era only
+                self.skill_view.remember(await client.list_skills())
+
+    @property
+    def skills(self) -> dict[str, Skill]:
+        """The skills last listed, by name and URI (Tab completes ``skill NAME`` from them)."""
+        return self.skill_view.known
 
     def _client(self) -> Client:
         if self.client is None:
