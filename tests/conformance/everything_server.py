@@ -9,7 +9,8 @@ live in that Redis, so several of these processes behind a load balancer are one
 (``run.py --fleet``).
 
 The harness calls fixed names (tools ``test_*``, prompts ``test_*``, resources
-``test://...``); each expected payload is spelled out in the harness's scenario
+``test://...``; the skills scenarios read whatever ``skills/list`` gives: ``skills/`` here and one
+skill made in code); each expected payload is spelled out in the harness's scenario
 descriptions (``@modelcontextprotocol/conformance``). Everything here uses only
 backchannel's public server API.
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 from everything_payloads import (
@@ -54,6 +56,9 @@ from tasks_fixture import add_task_tools
 
 from backchannel import Audio, Context, Image, MCPError, Server, ToolError
 from backchannel.server.elicitation import Elicited
+
+#: The folder skills (``Server.add_skills``): one folder each, with its SKILL.md.
+SKILLS = Path(__file__).resolve().parent / "skills"
 
 # -------------------------------------------------------------------------- server
 
@@ -185,6 +190,16 @@ def build_server() -> Server:
 
     _add_input_required_elicitation(server)
     add_task_tools(server)  # the tasks-* scenarios (issue #15); before test_dynamic_tool, which must stay last
+
+    # -- skills (SEP-2640: the sep-2640-skills-* scenarios) ---------------------------
+    # A folder skill first (the directory scenario reads the first listed, and wants a subfolder),
+    # then one made in code.
+    server.add_skills(SKILLS)
+
+    @server.skill(files={"references/CONVENTIONS.md": "# Conventions\n\nfeat:, fix:, docs: prefixes.\n"})
+    def git_workflow() -> str:
+        """Follow this team's Git conventions for branching and commits."""
+        return "# Git workflow\n\nBranch from main, one topic a branch; see `references/CONVENTIONS.md`.\n"
 
     # -- HTTP transport specifics ----------------------------------------------------
 
