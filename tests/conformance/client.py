@@ -38,6 +38,7 @@ from backchannel.client.oauth import (
     OAuth,
     WorkloadIdentity,
 )
+from backchannel.skills import SkillVerificationError
 from backchannel.types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 
 CLIENT_NAME = "backchannel-conformance-client"
@@ -262,6 +263,29 @@ async def schema_preservation(url: str) -> None:
         tools = {tool.name: tool for tool in await client.list_tools()}
         focal = tools["json_schema_2020_12_tool"]
         await client.call_tool("json_schema_echo", {"schema": focal.input_schema})
+
+
+@scenario("sep-2640-client-no-prefetch")
+async def skills_no_prefetch(url: str) -> None:
+    # A host lists skills and reads none of their files until it loads one (SEP-2640, Lazy Retrieval).
+    async with connect(url) as client:
+        log(f"skills: {[skill.uri for skill in await client.list_skills()]}")
+
+
+@scenario("sep-2640-client-verify-digest", "sep-2640-client-verify-size", "sep-2640-client-verify-frontmatter")
+async def skills_verify(url: str) -> None:
+    # Load the first skill as a host does: its SKILL.md, checked against the entry, then the other
+    # files it lists. The harness serves a SKILL.md that fails the check (its digest, its size or its
+    # front matter): read_skill_file refuses it, so the skill is not loaded and nothing more is read.
+    async with connect(url) as client:
+        skill = (await client.list_skills())[0]
+        try:
+            await client.read_skill_file(skill)
+        except SkillVerificationError as exc:
+            log(f"{skill.uri} not loaded: {exc.reason}: {exc}")
+            return
+        for resource in skill.resources if isinstance(skill.resources, list) else []:
+            await client.read_skill_file(skill, resource.uri)
 
 
 # ------------------------------------------------------------------ authorization
