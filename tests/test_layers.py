@@ -28,11 +28,11 @@ LISTS = {"README.md": "The layers, top first", "CONTRIBUTING.md": "Each line bel
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"_version", "_wiring"}),
     frozenset({"types"}),
-    frozenset({"protocol", "framing", "forms", "telemetry", "redaction"}),
+    frozenset({"protocol", "framing", "forms", "telemetry", "redaction", "apps"}),
     frozenset({"transports", "state", "signatures", "progress"}),
     frozenset({"runtime", "auth", "completion", "skills"}),
     frozenset({"http_host"}),
-    frozenset({"server", "client"}),
+    frozenset({"server", "client", "app_host"}),
     frozenset({"ui", "bridge", "middleware", "check"}),
     frozenset({"cli", "testing", "(package)"}),
     frozenset({"__main__"}),

@@ -21,6 +21,7 @@ from .scopes import ScopeTable
 from .tools import RegisteredTool, TaskStart, TaskSupport
 
 if TYPE_CHECKING:
+    from ..apps.app import App, Visibility
     from .resources import RegisteredResource, RegisteredTemplate
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -32,7 +33,7 @@ RESOURCES_CHANGED = "notifications/resources/list_changed"
 class Registry:
     """The tools, prompts, resources and templates, by the name or URI a client asks for."""
 
-    __slots__ = ("extensions", "on_change", "prompts", "resources", "scopes", "templates", "tools")
+    __slots__ = ("apps", "extensions", "on_change", "prompts", "resources", "scopes", "templates", "tools")
 
     def __init__(
         self, on_change: Callable[[str], None], *, extensions: Mapping[str, Mapping[str, Any]] | None = None
@@ -46,6 +47,8 @@ class Registry:
         self.scopes = ScopeTable()
         #: The extensions the server supports (SEP-2133): identifier -> settings, declared in its capabilities.
         self.extensions = declared_extensions(extensions)
+        #: The MCP Apps published (``add_app``), by their ``ui://`` URI: each is also a resource.
+        self.apps: dict[str, App] = {}
 
     def declare_extension(self, identifier: str, settings: Mapping[str, Any] | None = None) -> None:
         """Support extension ``identifier`` with ``settings`` (default ``{}``: none) from now on: it is
@@ -70,6 +73,8 @@ class Registry:
         task: TaskSupport | None = None,
         task_start: TaskStart = "call",
         scopes: Collection[str] = (),
+        app: App | str | None = None,
+        visibility: Collection[Visibility] | None = None,
     ) -> RegisteredTool:
         """Register ``fn`` as a tool; its signature becomes ``inputSchema`` and its
         return annotation ``outputSchema``. Raises ``TypeError`` for a signature that
@@ -92,7 +97,16 @@ class Registry:
         the call is answered at once with a task the client polls, and the same body runs
         on in the background (``docs/tasks.md``). ``task_start="explicit"`` runs the body as
         the request until it calls ``await ctx.start_task()``, so that what it asks before
-        is asked synchronously (multi round-trip in the stateless era)."""
+        is asked synchronously (multi round-trip in the stateless era).
+
+        ``app`` is the MCP App the host shows for the tool's calls (an ``App``, published here by
+        ``add_app`` if it is not yet, or a ``ui://`` URI published otherwise): its
+        ``_meta.ui.resourceUri``. ``visibility`` (``_meta.ui.visibility``): who may call it, the
+        model and/or the app (``["app"]``: only an app, through its host); default both."""
+        if app is not None or visibility is not None:
+            from ..apps.app import tool_meta  # (loaded by the first tool with an app: others never need it)
+
+            meta = tool_meta(meta, app, visibility)
         tool = RegisteredTool.build(
             fn,
             name=name,
@@ -110,10 +124,33 @@ class Registry:
         check_forms(f"tool {tool.name!r}", elicits)
         if tool.name in self.tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
+        if app is not None and not isinstance(app, str):
+            self.add_app(app)
         self.scopes.set(f"tool:{tool.name}", scopes)
         self.tools[tool.name] = tool
         self.on_change(TOOLS_CHANGED)
         return tool
+
+    def add_app(self, app: App) -> App:
+        """Publish ``app`` (``backchannel.apps.App``): its ``ui://`` resource, read as its document
+        (``text/html;profile=mcp-app``) with its ``_meta.ui``, and the MCP Apps extension declared.
+        The same app again changes nothing; another resource at its URI is a ``ValueError``."""
+        from ..apps.app import APP_MIME_TYPE, UI_EXTENSION
+
+        if self.apps.get(app.uri) == app:
+            return app
+        contents = app.contents()
+
+        def read() -> dict[str, Any]:
+            return contents
+
+        name, description = app.name or app.uri, app.description
+        self.add_resource(
+            app.uri, read, name=name, title=app.title, description=description, mime_type=APP_MIME_TYPE, meta=app.meta
+        )
+        self.apps[app.uri] = app
+        self.declare_extension(UI_EXTENSION)
+        return app
 
     def remove_tool(self, name: str) -> None:
         """Withdraw tool ``name`` (``KeyError`` if there is none); clients are told the list changed."""
@@ -211,6 +248,7 @@ class Registry:
         """Withdraw the resource or template ``uri``; clients are told the list changed."""
         if uri in self.resources:
             del self.resources[uri]
+            self.apps.pop(uri, None)
         else:
             self.templates[:] = [t for t in self.templates if str(t.template) != uri]
         self.scopes.set(f"resource:{uri}", ())

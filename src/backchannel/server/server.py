@@ -48,6 +48,7 @@ from .tasks import TaskService
 from .transforms import Kind, ToolTransform, Transforms
 
 if TYPE_CHECKING:
+    from ..apps.app import App
     from ..http_host.app import HttpApp
     from .url_elicitation import UrlElicitations
 
@@ -178,6 +179,15 @@ class Server:
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
         """Decorator form of ``add_resource``."""
         return registering(lambda fn: self.add_resource(uri, fn, **options))
+
+    add_app = delegate("registry", Registry.add_app)
+
+    def app(self, uri: str, html: str, **options: Any) -> App:
+        """Publish an MCP App (``App(uri=uri, html=html, **options)``, ``backchannel.apps``) and
+        return it, for ``@server.tool(app=...)``; ``docs/extensions.md`` says how."""
+        from ..apps.app import App
+
+        return self.add_app(App(uri=uri, html=html, **options))
 
     def tool_definition(self, name: str) -> dict[str, Any] | None:
         """Tool ``name`` as this server serves it: its own, else that of the mount the name reaches

@@ -21,18 +21,21 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import msgspec
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from .._version import __version__
+from ..apps.app import APP_MIME_TYPE, UI_EXTENSION, app_uri_of
 from ..client.era_detection import HandshakeEraNeeded
 from ..client.tasks import ToolTask
 from ..client.url_flow import UrlElicitation
 from ..protocol.events import ProgressReceived
+from ..types.capabilities import extension_settings
 from ..types.errors import ConnectionClosed, MCPError, RequestError
 from ..types.logging import LOGGING_LEVELS
 from ..types.meta import FORGET_DECLINES, REMEMBERED_DECLINE
-from ..types.capabilities import extension_settings
 from ..types.prompts import Prompt
 from ..types.skills import SKILLS_EXTENSION, Skill
 from ..types.tools import Tool
@@ -50,6 +53,7 @@ from .skill_view import SkillView
 from .task_board import TaskBoard, runs_as_task
 
 if TYPE_CHECKING:
+    from ..app_host.host import AppHost, ShownApp
     from ..client.client import Client
 
 T = TypeVar("T")
@@ -78,6 +82,10 @@ class TerminalSession:
         self.renderer = Renderer(console, save_dir)
         self.forms = FormRenderer(console, self._ask_paused)
         self.link_consent = LinkConsent(console, self._ask_paused, opener, on_accept=self._browser_step)
+        #: Opens a page in the browser (None: ``--no-browser``, the address is printed).
+        self.opener = opener
+        #: The page where the MCP Apps of the tools called are shown (``app_host``), once one is.
+        self.app_host: AppHost | None = None
         self.sampling = TerminalSampler(console, self._ask_paused)  # the person is the model; connect may set one
         self.roots = [Path(root).expanduser().resolve() for root in roots]
         #: Log messages received (``notifications/message`` params), newest last.
@@ -130,6 +138,8 @@ class TerminalSession:
             # Always declared (possibly empty), so that ``roots add`` can offer one later.
             "roots": [str(root) for root in self.roots],
             "request_timeout": None,
+            # MCP Apps (SEP-1865): the apps of the tools called are shown in the browser.
+            "extensions": {UI_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]}},
         }
 
     async def start(self, client: Client, *, log_level: str | None = None) -> None:
@@ -297,11 +307,40 @@ class TerminalSession:
         if await runs_as_task(client, name):
             task = client.start_task(name, arguments, on_progress=on_progress, meta=meta)
             return await self._follow(await self._run(task))
-        result = await self._run(client.call_tool(name, arguments, on_progress=on_progress, meta=meta))
+        shown = await self._show_app(name, arguments)
+        try:
+            result = await self._run(client.call_tool(name, arguments, on_progress=on_progress, meta=meta))
+        except BaseException as exc:
+            if shown is not None:
+                shown.cancelled(str(exc) or type(exc).__name__)
+            raise
+        if shown is not None:
+            shown.finished(msgspec.to_builtins(result))
         self.renderer.tool_result(name, result)
         if REMEMBERED_DECLINE in (result.meta or {}):  # the server did not ask: it remembered a decline
             self.console.print("[yellow](you declined this form earlier; [bold]forget[/] asks again)[/]")
             self.declined_call = (name, arguments)
+
+    async def _show_app(self, name: str, arguments: dict[str, Any] | None) -> ShownApp | None:
+        """Show the MCP App of tool ``name``, if it has one, on the apps page (``app_host``)."""
+        tool = self.tools.get(name)
+        definition = msgspec.to_builtins(tool) if tool is not None and tool.meta else None
+        if definition is None or app_uri_of(definition) is None:
+            return None
+        if self.app_host is None:
+            from ..app_host.host import AppHost
+
+            def say(line: str) -> None:
+                self.out_of_band(lambda: self.console.print(Text(line), soft_wrap=True))
+
+            host_info = {"name": "backchannel", "version": __version__}
+            self.app_host = AppHost(self._client(), opener=self.opener, say=say, host_info=host_info)
+        return await self._run(self.app_host.show(definition, arguments))
+
+    async def finish(self) -> None:
+        """End what the session started beside the connection: the apps page (each app torn down)."""
+        if self.app_host is not None:
+            await self.app_host.aclose()
 
     async def _cmd_forget(self, command: Command) -> None:
         if self.declined_call is None:

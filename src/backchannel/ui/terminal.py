@@ -413,10 +413,13 @@ async def _connect(
             await session.start(client, log_level=log_level)
             name = (client.server_info or {}).get("name")
             terminal.prompt = f"{name}> " if isinstance(name, str) and name.isprintable() and name else "mcp> "
-            while True:
-                line = await terminal.read_command()
-                if line is None or not await session.execute(line):
-                    break
+            try:
+                while True:
+                    line = await terminal.read_command()
+                    if line is None or not await session.execute(line):
+                        break
+            finally:
+                await session.finish()  # the apps page's apps torn down, its listeners stopped
     except (MCPError, OSError) as exc:
         # A server process that exited says its status, and the type name would only repeat it.
         said = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ConnectionClosed) else exc.message
