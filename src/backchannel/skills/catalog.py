@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..types.errors import InvalidParams
 from ..types.skills import DIRECTORY_MIME_TYPE, SKILL_FILE, SKILL_SCHEME, SKILLS_EXTENSION
-from .folder import SkillError
 
 if TYPE_CHECKING:  # (loaded by the first skill added: a server without skills never needs them)
     from .published import BodyMaker, PublishedSkill
@@ -35,11 +34,6 @@ if TYPE_CHECKING:  # (loaded by the first skill added: a server without skills n
 Paginate = Callable[[str, Sequence[Any], Any, int | None], tuple[Sequence[Any], str | None]]
 #: The extension's settings this server declares: it serves ``resources/directory/read``.
 SETTINGS: dict[str, Any] = {"directoryRead": True}
-
-
-class _Described(Protocol):
-    @property
-    def definition(self) -> dict[str, Any]: ...
 
 
 class ResourceHost(Protocol):
@@ -124,6 +118,7 @@ class SkillCatalog:
         """Publish every skill in ``folder``: each folder in it (but those whose names begin with a dot) is
         one, and must have its ``SKILL.md``. All are read and checked before any is published; the first
         that fails raises ``SkillError`` (one line: the path and the problem)."""
+        from .folder import SkillError
         from .published import PublishedSkill
 
         root = os.fspath(folder)
@@ -154,6 +149,8 @@ class SkillCatalog:
         """Publish the skill ``fn`` makes (``@server.skill()``): named ``fn``'s name with ``_`` made ``-``
         unless ``name`` says, described by its docstring unless ``description`` does, with ``fn()``'s
         markdown as its body: called once now, or with ``dynamic`` at each read (then it may be async)."""
+        from .folder import SkillError
+
         name = name if name is not None else fn.__name__.replace("_", "-")
         description = description if description is not None else inspect.getdoc(fn)
         if not description:
@@ -174,6 +171,8 @@ class SkillCatalog:
     def add(self, skill: PublishedSkill) -> PublishedSkill:
         """Publish ``skill``: its files become resources and the extension is declared. ``SkillError`` when
         its directory is, holds or lies inside another skill's, or one of its URIs is a resource already."""
+        from .folder import SkillError
+
         for other in self._skills.values():
             if _within(skill.root, other.root) or _within(other.root, skill.root):
                 raise SkillError(

@@ -16,11 +16,13 @@ from __future__ import annotations
 __all__ = ["SKILL_ROUTES", "SkillServer"]
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..protocol.events import RequestReceived
 from ..types.errors import MethodNotFound
-from .catalog import SkillCatalog
+
+if TYPE_CHECKING:
+    from ..protocol.events import RequestReceived
+    from .catalog import SkillCatalog
 
 
 class SkillServer(Protocol):
