@@ -9,6 +9,9 @@
   ``backchannel.bridge.Proxy`` on a free port in front of the upstream at ``URL``.
 - ``EverythingServer``: ``@modelcontextprotocol/server-everything`` over Streamable HTTP on a
   free loopback port (``tests/peers/loopback-only.cjs`` keeps it off the other interfaces).
+- ``GatewayServer(log, URL, era)``: ``backchannel gateway FILE --http`` on a free port, the file
+  mounting the upstream at ``URL`` under the prefix ``""`` (its names unchanged: the harness
+  calls fixed names), spoken to in ``era``; the file is written beside the log.
 
 Both are context managers with ``.url`` (the harness's ``--url``) and ``.log_tail()`` (what to
 print when a leg fails); everything they start is stopped on exit. ``test_conformance_fleet.py``
@@ -17,9 +20,10 @@ checks that the fleet really spreads a session over all its workers.
 
 from __future__ import annotations
 
-__all__ = ["EverythingServer", "FixtureFleet", "FixtureServer"]
+__all__ = ["EverythingServer", "FixtureFleet", "FixtureServer", "GatewayServer"]
 
 import contextlib
+import json
 import signal
 import subprocess
 import sys
@@ -217,3 +221,22 @@ class EverythingServer(FixtureServer):
         """SIGTERM: Node's default for it is to exit (SIGINT would do too, but say what we mean)."""
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
+
+
+class GatewayServer(FixtureServer):
+    """``backchannel gateway`` on a free port, serving over Streamable HTTP the upstream at
+    ``upstream_url`` mounted under the prefix ``""`` and spoken to in ``era`` (stopped on exit,
+    like the others)."""
+
+    def __init__(self, log_path: Path, upstream_url: str, era: str = "auto") -> None:
+        super().__init__(log_path)
+        self.config = log_path.with_suffix(".toml")
+        upstream = f'name = ""\nurl = {json.dumps(upstream_url)}\nera = "{era}"\n'
+        self.config.write_text(f'[gateway]\nname = "conformance-gateway"\n\n[[upstream]]\n{upstream}')
+
+    def launch(self) -> None:
+        argv = [sys.executable, "-m", "backchannel", "gateway", str(self.config), "--http", "--port", str(self.port)]
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )

@@ -3,6 +3,7 @@
     python tests/conformance/run.py [--only server|client] [--spec-version V] [--keep]
     python tests/conformance/run.py --only server --fleet [--spec-version V] [--keep]
     python tests/conformance/run.py --through-proxy [--spec-version V] [--keep]
+    python tests/conformance/run.py --through-gateway [--spec-version V] [--keep]
 
 Legs (``@modelcontextprotocol/conformance``, pinned in ``tests/package.json``):
 
@@ -42,6 +43,16 @@ call as JSON where its upstream chose an SSE stream: SSE is each hop's own choic
 pass no expected-failures file: the direct run is their baseline. All four run within
 ``PROXY_BUDGET_S`` (about 50 s on 2 busy cores); ``.ci/run`` runs them.
 
+With ``--through-gateway`` the same legs run through ``backchannel gateway FILE --http`` (issue
+#30; ``fixture_servers.GatewayServer``) in place of the proxy: the file mounts the upstream by its
+URL under the prefix ``""``, which serves its names unchanged (the harness calls fixed names:
+``test_*``), so each scenario crosses the gateway's mount, and the bridge behind it, as a client
+of a gateway's mounted server does. The file speaks to our fixture in the era of the leg (its
+``era`` key; the fixture serves both): met in the handshake era, a server's questions reach a
+2026-07-28 client under keys the bridge makes, where the harness looks for the fixture's own
+(``user_name``); server-everything serves the handshake era only (``auto``). They are judged as
+the proxy's are, against the same suite run directly on a fresh upstream, within the same budget.
+
 Every other leg passes ``--expected-failures tests/conformance/expected-failures.yml``,
 so a leg passes when every failure is listed there and nothing listed passes
 (a listed entry that passes is "stale" and fails the leg: the list may only
@@ -78,7 +89,7 @@ TESTS = HERE.parent
 ROOT = TESTS.parent
 sys.path.insert(0, str(TESTS))
 
-from fixture_servers import PROXY_FIXTURE, EverythingServer, FixtureFleet, FixtureServer  # noqa: E402
+from fixture_servers import PROXY_FIXTURE, EverythingServer, FixtureFleet, FixtureServer, GatewayServer  # noqa: E402
 
 from peers.paths import CONFORMANCE_CLI, NODE22, conformance_cmd, have_npm_peers  # noqa: E402
 
@@ -130,19 +141,20 @@ class Leg:
 
 @dataclass
 class ProxyLeg:
-    """The server suite at ``spec_version`` through the proxy in front of ``upstream``, against the
-    same suite run directly against that upstream."""
+    """The server suite at ``spec_version`` through the proxy (or the gateway: ``via``) in front of
+    ``upstream``, against the same suite run directly against that upstream."""
 
     upstream: str  # one of PROXY_UPSTREAMS
     spec_version: str
+    via: str = "proxy"  # or "gateway"
 
     @property
     def name(self) -> str:
-        return f"server {self.spec_version} through the proxy, upstream {self.upstream}"
+        return f"server {self.spec_version} through the {self.via}, upstream {self.upstream}"
 
     @property
     def slug(self) -> str:
-        return f"proxy-{self.upstream}-{self.spec_version}"
+        return f"{self.via}-{self.upstream}-{self.spec_version}"
 
 
 @dataclass
@@ -372,16 +384,20 @@ def run_proxy_side(leg: ProxyLeg, work: Path, proxied: bool, budget: float) -> t
     with contextlib.ExitStack() as stack:
         upstream = stack.enter_context(upstream_fixture(leg, work / f"{leg.slug}-{side}-upstream.log"))
         url = upstream.url
-        proxy = None
+        proxy: FixtureServer | None = None
         if proxied:
-            log = work / f"{leg.slug}-proxy.log"
-            proxy = stack.enter_context(FixtureServer(log, (upstream.url,), script=PROXY_FIXTURE))
+            log = work / f"{leg.slug}-{leg.via}.log"
+            if leg.via == "gateway":
+                era = "stateless" if leg.upstream == "ours" and leg.spec_version == "2026-07-28" else "auto"
+                proxy = stack.enter_context(GatewayServer(log, upstream.url, era))
+            else:
+                proxy = stack.enter_context(FixtureServer(log, (upstream.url,), script=PROXY_FIXTURE))
             url = proxy.url
         timeout = max(10.0, min(SERVER_LEG_TIMEOUT_S, budget))
         code, stdout = run_harness(proxy_harness_args(leg, out_dir, url), timeout, work / f"{leg.slug}-{side}.log")
         tails = f"upstream log (tail):\n{upstream.log_tail()}"
         if proxy is not None:
-            tails += f"\nproxy log (tail):\n{proxy.log_tail()}"
+            tails += f"\n{leg.via} log (tail):\n{proxy.log_tail()}"
     (work / f"{leg.slug}-{side}-harness.out").write_text(stdout)
     if code is None:
         raise RuntimeError(f"the {side} run timed out after {timeout:.0f}s\n{tails}")
@@ -414,24 +430,25 @@ def run_proxy_leg(leg: ProxyLeg, work: Path, budget: float) -> Outcome:
             unexercised.append(f"{name} ({', '.join(str(i) for i in lost)})")
     ok = not worse
     verdict = "PASS" if ok else "FAIL"
-    times = f"direct {direct_s:.1f}s, through the proxy {proxied_s:.1f}s"
+    via = f"through the {leg.via}"
+    times = f"direct {direct_s:.1f}s, {via} {proxied_s:.1f}s"
     print(f"\n##### {leg.name}: {verdict} in {seconds:.1f}s ({times})")
     print(f"  direct:            {tally(before)}")
-    print(f"  through the proxy: {tally(after)}")
+    print(f"  {via + ':':<19}{tally(after)}")
     if better:
-        print(f"  better through the proxy ({len(better)}): {', '.join(f'{n} ({after[n]})' for n in better)}")
+        print(f"  better {via} ({len(better)}): {', '.join(f'{n} ({after[n]})' for n in better)}")
     if unexercised:
-        print(f"  checks that succeeded directly and did not run through the proxy: {'; '.join(unexercised)}")
+        print(f"  checks that succeeded directly and did not run {via}: {'; '.join(unexercised)}")
     if worse:
-        print(f"\n  failing only through the proxy ({len(worse)}):")
+        print(f"\n  failing only {via} ({len(worse)}):")
         for name in worse:
-            print(f"  {name}: {before[name]} directly, {after.get(name, 'missing')} through the proxy")
+            print(f"  {name}: {before[name]} directly, {after.get(name, 'missing')} {via}")
             for check in proxied.get(name, []):
                 if check.get("status") in ("FAILURE", "WARNING"):
                     message = (check.get("errorMessage") or check.get("description") or "").replace("\n", " ")
                     print(f"    [{check.get('id')}] {check.get('status')}: {message[:300]}")
         print(f"\n{tails}")
-    note = "" if ok else f"{len(worse)} scenarios fail only through the proxy"
+    note = "" if ok else f"{len(worse)} scenarios fail only {via}"
     return Outcome(leg, ok, seconds, 0 if ok else 1, note)
 
 
@@ -451,18 +468,27 @@ def main(argv: list[str] | None = None) -> int:
         help="only the server suite, through backchannel's proxy in front of our fixture server and of "
         "server-everything, each compared with the same suite run directly",
     )
+    parser.add_argument(
+        "--through-gateway",
+        action="store_true",
+        help='only the server suite, through backchannel gateway (the upstream mounted under the prefix "") '
+        "in front of our fixture server and of server-everything, each compared with the same suite run directly",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the harness output directory even on success")
     args = parser.parse_args(argv)
     if args.fleet and args.only == "client":
         parser.error("--fleet runs the server legs (the client legs test our client, not a server)")
     if args.through_proxy and (args.fleet or args.only == "client"):
         parser.error("--through-proxy runs server legs of its own (not with --fleet or --only client)")
+    if args.through_gateway and (args.fleet or args.through_proxy or args.only == "client"):
+        parser.error("--through-gateway runs server legs of its own (not with --fleet, --through-proxy, --only client)")
 
     if not have_npm_peers():
         print(f"conformance: npm peers missing ({NODE22}, {CONFORMANCE_CLI}); run: bash tests/peers/install.sh")
         return 1
-    if args.through_proxy:
-        return run_through_proxy([v for v in SPEC_VERSIONS if args.spec_version in (None, v)], args.keep)
+    if args.through_proxy or args.through_gateway:
+        versions = [v for v in SPEC_VERSIONS if args.spec_version in (None, v)]
+        return run_through_proxy(versions, args.keep, "gateway" if args.through_gateway else "proxy")
     if args.fleet:
         versions: list[str | None] = [v for v in SPEC_VERSIONS if args.spec_version in (None, v)]
         legs = [Leg("server", version, fleet=True) for version in versions]
@@ -498,11 +524,11 @@ def main(argv: list[str] | None = None) -> int:
     return report(outcomes, time.monotonic() - started, work, args.keep)
 
 
-def run_through_proxy(versions: list[str], keep: bool) -> int:
-    work = Path(tempfile.mkdtemp(prefix="backchannel-conformance-proxy-"))
+def run_through_proxy(versions: list[str], keep: bool, via: str = "proxy") -> int:
+    work = Path(tempfile.mkdtemp(prefix=f"backchannel-conformance-{via}-"))
     started = time.monotonic()
     outcomes = []
-    for leg in (ProxyLeg(upstream, version) for upstream in PROXY_UPSTREAMS for version in versions):
+    for leg in (ProxyLeg(upstream, version, via) for upstream in PROXY_UPSTREAMS for version in versions):
         outcomes.append(run_proxy_leg(leg, work, PROXY_BUDGET_S - (time.monotonic() - started)))
     return report(outcomes, time.monotonic() - started, work, keep)
 
