@@ -17,6 +17,7 @@
 //                                                            notifications/cancelled) after K progress
 //                                                            notifications; {"aborted": bool, "progress"}
 //   {"op": "setLevel", "level": L}                        -> logging/setLevel's result
+//   {"op": "listTools"}                                   -> {"tools": [names]}, every page walked
 //   {"op": "setRoots", "roots": [...]}                    -> {"roots": n}
 //   {"op": "rootsChanged"}                                -> sends notifications/roots/list_changed
 //   {"op": "callThenListChanged", "name": N, "arguments": {...}, "timeout": S}
@@ -115,6 +116,16 @@ const steps = {
     } catch (error) {
       return { aborted: abort.signal.aborted, message: String(error.message ?? error), progress };
     }
+  },
+  async listTools() {
+    const tools = [];
+    let cursor;
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor });
+      tools.push(...page.tools.map((tool) => tool.name));
+      cursor = page.nextCursor;
+    } while (cursor);
+    return { tools };
   },
   async setLevel(step) {
     return await client.setLoggingLevel(step.level);
