@@ -29,9 +29,9 @@ CLOCK = "ui://clock/app.html"
 
 def _server() -> Server:
     server = Server("apps")
-    app = server.app(
-        "ui://weather/app.html",
-        HTML,
+    app = App(  # published by the first tool that shows it (server.app publishes at once: apps_server.py)
+        uri="ui://weather/app.html",
+        html=HTML,
         title="Weather",
         csp=AppCsp(connect_domains=["https://api.example.com"], resource_domains=["https://*.cdn.example"]),
         permissions=["clipboardWrite", "camera"],

