@@ -135,6 +135,15 @@ PROBE_HTML = """<!DOCTYPE html>
   });
   const post = (message) => window.parent.postMessage(message, "*");
   const ask = (message) => new Promise((resolve) => { waiting.set(message.id, resolve); post(message); });
+  const policy = document.querySelector('meta[http-equiv="Content-Security-Policy"]');
+  document.body.dataset.policy = policy ? policy.content : "none";
+  document.addEventListener("securitypolicyviolation", (event) => {
+    document.body.dataset.violated = event.effectiveDirective + " " + event.blockedURI;
+  });
+  fetch("http://127.0.0.1:9/undeclared").then(
+    () => { document.body.dataset.fetch = "allowed"; },
+    () => { document.body.dataset.fetch = "refused"; },
+  );
   (async () => {
     post("not a JSON-RPC message");
     post({ jsonrpc: "1.0", id: "old", method: "ping" });

@@ -153,6 +153,18 @@ def test_a_misbehaving_app_gets_json_rpc_errors_and_the_page_stays_up(page: Any,
         nulls = sorted(code for key, code in codes.items() if key and key.startswith("null-"))
         assert nulls == ["-32600", "-32600", "-32700"]  # a string, an object id, a BigInt id (not JSON)
         assert "the app may not call 'secret'" in connect.wait_for(r"refused: .*secret.*").group(0)
+        # The declared CSP, first in the app's document: a fetch to an undeclared origin is refused.
+        body = app.locator("body")
+        policy = body.get_attribute("data-policy") or ""
+        assert "connect-src https://api.example.com;" in policy and "default-src 'none'" in policy
+        until(lambda: body.get_attribute("data-fetch") == "refused", "the undeclared fetch to be refused")
+        assert (body.get_attribute("data-violated") or "").startswith("connect-src http://127.0.0.1:9")
+        # Sandboxed twice: the proxy (another origin than the page) and the app's frame inside it.
+        proxy = page.locator("section.view iframe")
+        assert proxy.get_attribute("sandbox") == "allow-scripts allow-same-origin allow-forms"
+        assert proxy.get_attribute("src").split("/")[2] != url.split("/")[2]
+        inner = page.frame_locator("section.view iframe").locator("iframe")
+        assert inner.get_attribute("sandbox") == "allow-scripts allow-same-origin allow-forms"
         assert page.locator("#state").get_attribute("data-state") == "connected"
 
         connect.send("call clock")  # the page stays up: the next app is shown and works
