@@ -88,8 +88,10 @@ class Proxy(Server):
             return await self._answer_here(request, connection)
         if method in _SUBSCRIBING:
             return await self._subscribe(request, connection)
-        if method == "tools/call" or method.startswith("tasks/"):
-            client = await self.upstream.client_for(self._declared(request, connection))
+        if (method == "tools/call" or method.startswith("tasks/")) and (
+            self.upstream.connected is None or self._tasks_translated(request)
+        ):  # else no task is run here: forwarded at once (``forward`` finds the client)
+            client = await self.upstream.client_for(self._declared(request, connection), request.era)
             if await self._tasks_here(request, client):
                 return await self._task_here(request, connection)
         context = Context(self, connection, request)
@@ -164,7 +166,7 @@ class Proxy(Server):
         method = request.method
         declared = request.params.get("capabilities") if method == "initialize" else request.client_capabilities
         if method == "initialize" or request.era == "stateless":
-            client = await self.upstream.client_for(declared if isinstance(declared, dict) else None)
+            client = await self.upstream.client_for(declared if isinstance(declared, dict) else None, request.era)
         else:
             client = self.upstream.connected or await self.upstream.client_for(None)
         watched: list[str] = []

@@ -59,12 +59,13 @@ from ..types.errors import (
     InvalidParams,
     LocalProtocolError,
     MCPError,
+    RemoteProtocolError,
     RequestError,
     UpstreamUnavailable,
 )
 from ..types.logging import LOG_LEVEL_RANK
 from ..types.tasks import TASKS_EXTENSION
-from ..types.versions import EraSpelling
+from ..types.versions import Era, EraSpelling
 from .translate import CAPABILITY_OF, carried_capabilities, downstream_result, upstream_params
 
 if TYPE_CHECKING:
@@ -275,6 +276,8 @@ class Upstream:
         self._connecting = asyncio.Lock()
         self._calls: dict[UpstreamClient, list[_Call]] = {}
         self._held: dict[str, _Held] = {}
+        #: The eras the upstream refused (``UpstreamSpec(era="auto")``): not tried again.
+        self._refused: set[Era] = set()
         #: URL questions asked of handshake-era clients, by elicitationId: who to tell of their completion.
         self._url_hosts: dict[str, Connection] = {}
         #: ``notifications/elicitation/complete`` heard from upstream, by elicitationId.
@@ -292,11 +295,14 @@ class Upstream:
 
     # ---------------------------------------------------------------- clients
 
-    async def client_for(self, declared: dict[str, Any] | None) -> UpstreamClient:
+    async def client_for(self, declared: dict[str, Any] | None, era: Era | None = None) -> UpstreamClient:
         """The connected client that declares what a downstream client that declared ``declared``
-        may be asked; connected now if there is none (``UpstreamUnavailable`` when it can't be)."""
+        may be asked; connected now if there is none (``UpstreamUnavailable`` when it can't be).
+        ``era`` is the downstream client's: with ``UpstreamSpec(era="auto")`` the upstream is met
+        in that era when it speaks it (the same era both sides: questions, keys and states pass as
+        they are), else in the other."""
         carried = carried_capabilities(declared)
-        key = _key_of(carried)
+        key = _key_of([carried, era if self.spec.era == "auto" else None])
         client = self._clients.get(key)
         if client is not None and not client.connection.closed.is_set():
             return client
@@ -306,18 +312,27 @@ class Upstream:
                 return client
             if client is not None:
                 await self._drop(client)
-            client = await self._connected(carried)
+            client = await self._connected(carried, era)
             client.request_timeout = None  # forwarded requests wait as long as their callers do
             self._clients[key] = client
             if client.session.era == "stateless":  # its list changes come on a listen stream only
                 self._listen_for_lists(client)
             return client
 
-    async def _connected(self, carried: dict[str, Any]) -> UpstreamClient:
-        """A new client of the upstream, connected. ``era="auto"`` tries the handshake era first: a
-        session carries every question of a server that speaks both eras (some ask only in it), and
-        a server that refuses ``initialize`` (a stateless-only one) is then met in the stateless era."""
-        eras: tuple[EraSpelling, ...] = ("handshake", "stateless") if self.spec.era == "auto" else (self.spec.era,)
+    async def _connected(self, carried: dict[str, Any], preferred: Era | None) -> UpstreamClient:
+        """A new client of the upstream, connected. ``era="auto"`` tries ``preferred`` (the downstream
+        client's era; the handshake era when none is known: a session carries every question of a
+        server that speaks both eras, some ask only in it), then the other; an era the upstream
+        refused once (``initialize`` of a stateless-only server, ``server/discover`` of an older one)
+        is not tried again."""
+        eras: tuple[EraSpelling, ...]
+        if self.spec.era != "auto":
+            eras = (self.spec.era,)
+        else:
+            first: Era = preferred or "handshake"
+            eras = tuple(
+                e for e in (first, "stateless" if first == "handshake" else "handshake") if e not in self._refused
+            )
         failure: Exception | None = None
         for era in eras:
             client = self.spec.client(self, carried, era)
@@ -326,8 +341,10 @@ class Upstream:
                 await client.__aenter__()
             except asyncio.CancelledError:
                 raise
-            except RequestError as exc:  # refused (initialize, by a stateless-only server): the next era
+            except (RequestError, RemoteProtocolError) as exc:  # this era refused: the next one
                 failure = exc
+                if self.spec.era == "auto":
+                    self._refused.add(era)  # type: ignore[arg-type]
                 continue
             except Exception as exc:
                 failure = exc
@@ -427,7 +444,8 @@ class Upstream:
         era = ctx.era
         if era == "handshake":
             self.downstream = ctx.connection
-        binding = binding_of(method, params, ctx.principal)
+        # What a sealed state is bound to: only the stateless era seals or opens one (a digest of the arguments).
+        binding = binding_of(method, params, ctx.principal) if era == "stateless" else ""
         sent = upstream_params(method, params)
         state = params.get("requestState")
         if era == "stateless" and "inputResponses" in params:
@@ -444,7 +462,7 @@ class Upstream:
                 sent = {**sent, "inputResponses": params.get("inputResponses", {})}
                 if payload[_UPSTREAM_STATE] is not None:
                     sent["requestState"] = payload[_UPSTREAM_STATE]
-        client = await self.client_for(ctx.client_capabilities)
+        client = await self.client_for(ctx.client_capabilities, ctx.era)
         if era == "stateless" and state is None and "inputResponses" in params and client.session.era == "stateless":
             sent = {**sent, "inputResponses": params["inputResponses"]}  # answers sent before any question
         if method == "tools/call" and isinstance(name := params.get("name"), str):
@@ -516,7 +534,7 @@ class Upstream:
         """Call tool ``name`` upstream as a task in the upstream's own form (or plainly, where it
         runs the tool without one) and return its result: the body of a task the bridge runs for
         a downstream client whose tasks are of the other era's form."""
-        client = await self.client_for(ctx.client_capabilities)
+        client = await self.client_for(ctx.client_capabilities, ctx.era)
         call = _Call(ctx)
         calls = self._calls.setdefault(client, [])
         calls.append(call)
