@@ -11,7 +11,8 @@ Before a frame is written, ``Ledger.expect`` notes how many answers its id may g
 request: one; a duplicate or a cancelled one: zero or one); ``Ledger.answered`` then counts
 what came back and notes every breach: an answer to an id never sent, a second answer, a
 response that is neither result nor error, and -32603 (a handler that failed on bad input).
-The same seed writes the same frames.
+The same seed writes the same frames. The fuzzing connection declares no client capability, so
+that no fuzzed request can wait on a question of the server's (the server must not ask one).
 """
 
 from __future__ import annotations

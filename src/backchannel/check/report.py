@@ -89,6 +89,7 @@ table.verdicts th { background: #f6f8fa; font-size: .85rem; }
 .verdict.pass { background: var(--pass); } .verdict.fail { background: var(--fail); }
 .verdict.na { background: var(--na); }
 tr.fail td { background: #fff5f5; }
+tr.evidence td { padding-top: 0; }
 code, .exchange { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .8rem; }
 .spec { color: var(--na); font-size: .8rem; }
 details summary { cursor: pointer; }
@@ -139,6 +140,7 @@ def as_html(report: Report) -> str:
 
 
 def _row(outcome: Outcome) -> str:
+    """A verdict's row; a failure's is followed by a row across the table that opens on its evidence."""
     esc = html.escape
     kind = "na" if outcome.verdict == "n/a" else outcome.verdict
     rule = outcome.rule
@@ -146,20 +148,22 @@ def _row(outcome: Outcome) -> str:
         f'<span class="spec">{esc(rule.revision)} <code>{esc(rule.file)}:{rule.line}</code> '
         f"§{esc(rule.section)}{', ' + esc(rule.keyword) if rule.keyword else ''}: {esc(rule.text)}</span>"
     )
-    if outcome.verdict == "fail" and outcome.exchange:
-        items = "".join(
-            f'<li class="{line.direction}"><span class="at">{line.at:7.3f}s</span> {esc(line.text)}</li>'
-            for line in outcome.exchange
-        )
-        found = (
-            f'<details class="evidence"><summary>{esc(outcome.summary)}</summary>'
-            f'<ol class="exchange">{items}</ol></details>'
-        )
-    else:
-        found = esc(outcome.summary)
-    label = "n/a" if outcome.verdict == "n/a" else outcome.verdict
-    return (
-        f'<tr class="{kind}" id="{esc(outcome.key)}"><td><span class="verdict {kind}">{label}</span></td>'
-        f"<td><code>{esc(outcome.key)}</code></td><td>{esc(outcome.title)}</td><td>{found}</td>"
+    row = (
+        f'<tr class="{kind}" id="{esc(outcome.key)}">'
+        f'<td><span class="verdict {kind}">{esc(outcome.verdict)}</span></td>'
+        f"<td><code>{esc(outcome.key)}</code></td><td>{esc(outcome.title)}</td><td>{esc(outcome.summary)}</td>"
         f"<td>{spec}</td></tr>"
+    )
+    if outcome.verdict != "fail" or not outcome.exchange:
+        return row
+    items = "".join(
+        f'<li class="{line.direction}"><span class="at">{line.at:7.3f}s</span> {esc(line.text)}</li>'
+        for line in outcome.exchange
+    )
+    sent = sum(1 for line in outcome.exchange if line.direction == "sent")
+    received = sum(1 for line in outcome.exchange if line.direction == "received")
+    return row + (
+        f'<tr class="fail evidence" id="{esc(outcome.key)}-evidence"><td></td><td colspan="4">'
+        f"<details><summary>the evidence: {sent} sent, {received} received</summary>"
+        f'<ol class="exchange">{items}</ol></details></td></tr>'
     )

@@ -291,7 +291,7 @@ async def fuzz(run: Run) -> None:
     if run.target.kind == "http":
         await _fuzz_http(run, era, frames, ledger, budget)
         return
-    async with run.session(era) as wire:
+    async with run.session(era, capabilities={}) as wire:
         counted = len(wire.messages)
         sent = 0
         while sent < budget:
@@ -328,7 +328,7 @@ async def _fuzz_http(run: Run, era: Era, frames: Frames, ledger: Ledger, budget:
     statuses: dict[int, int] = {}
     server_errors: list[str] = []
     lost: list[str] = []
-    async with run.session(era) as wire, run.target.raw_http() as http:
+    async with run.session(era, capabilities={}) as wire, run.target.raw_http() as http:
         transport = wire.transport
         assert isinstance(transport, CheckedHttp) and run.target.url is not None
         headers = headers_for(

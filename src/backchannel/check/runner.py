@@ -336,6 +336,10 @@ async def _guarded(run: Run, function: CheckFunction) -> None:
         check = _check_id_of(function)
         if len(run.outcomes) == before:
             run.add(check, "fail", f"the server's answers could not be read: {type(exc).__name__}: {exc}")
+    except Exception as exc:  # a server that does what no check foresaw: said, and the run goes on
+        check = _check_id_of(function)
+        if len(run.outcomes) == before:
+            run.add(check, "fail", f"the check could not finish: {type(exc).__name__}: {exc}")
 
 
 def _check_id_of(function: CheckFunction) -> str:

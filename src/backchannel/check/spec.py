@@ -627,7 +627,7 @@ _check(
     ),
     _r(
         _NEW,
-        "server/utilities/logging.mdx:67",
+        "server/utilities/logging.mdx:66",
         "Per-request log level",
         "MAY",
         "messages at or above the requested level",
