@@ -12,16 +12,25 @@ harness would count as passed.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conformance"))
-from run import CLIENT_FIXTURE, run_harness, scenario_checks
-
 from peers.paths import have_npm_peers
+
+# tests/conformance/run.py, loaded by its path: "run" may already name benchmarks/run.py in this process.
+_RUNNER = Path(__file__).resolve().parents[1] / "conformance" / "run.py"
+sys.path.insert(0, str(_RUNNER.parent))  # (what run.py imports beside it: fixture_servers)
+_spec = importlib.util.spec_from_file_location("conformance_run", _RUNNER)
+assert _spec is not None and _spec.loader is not None
+_run = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = _run  # (its dataclasses look their module up)
+_spec.loader.exec_module(_run)
+CLIENT_FIXTURE, run_harness, scenario_checks = _run.CLIENT_FIXTURE, _run.run_harness, _run.scenario_checks
+
 
 pytestmark = pytest.mark.interop
 SCENARIOS = [
