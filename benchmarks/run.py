@@ -4,6 +4,7 @@
     python benchmarks/run.py             # interleaved repetitions; writes benchmarks/RESULTS.md
     python benchmarks/run.py --fleet     # only the fleet rows and their reference; updates RESULTS.md
     python benchmarks/run.py --curves    # how cost grows (curves.py): benchmarks/curves/*.png + RESULTS.md section
+    python benchmarks/run.py --io        # only the I/O-bound workload's rows (io_bench.py); updates RESULTS.md
 
 Servers: backchannel (``contract_server.py``), the official Python SDK (``peers/pysdk_server.py``),
 FastMCP (``peers/fastmcp_server.py``), the official TypeScript SDK (``peers/ts_server.mjs``) over
@@ -16,6 +17,10 @@ wrong answer. The full mode runs every server once per repetition, in a rotating
 The fleet rows (``fleet_bench.py``: two backchannel workers, one Redis, nginx round-robin) run in every
 repetition of a full run, as one more server in the rotation; ``--fleet`` runs them with the official
 Python SDK's HTTP server alone (their reference) and splices their rows and section into RESULTS.md.
+
+The I/O-bound workload rows (``io_bench.py``: TM Dev Lab v2's tool shape, 50 users, against backchannel,
+FastMCP and the TypeScript SDK) run with ``--io`` alone (``--io --quick``: each server briefly, answers
+checked; ``--quick`` includes that); a full run keeps the rows and section of the last ``--io`` run.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import curve_report
 import driver
 import fleet_report
+import io_bench
+import io_report
 from fleet_services import missing_services
 from report_format import Samples
 from run_report import report
@@ -60,6 +67,7 @@ def ensure_installed(log: Callable[[str], None]) -> None:
     if missing_services() is not None:
         log("installing redis-server and nginx (tests/peers/install-services.sh) ...")
         subprocess.run(["bash", str(ROOT / "tests" / "peers" / "install-services.sh")], cwd=ROOT, check=False)
+    io_bench.ensure_installed()  # the I/O workload's load generator (npm ci in benchmarks/peers)
 
 
 def versions() -> dict[str, str]:
@@ -113,6 +121,59 @@ async def quick_fleet(log_dir: Path) -> int:
     return int(bool(result.errors))
 
 
+async def quick_io(log_dir: Path) -> int:
+    """The I/O workload's servers once, briefly: 1 when an answer was wrong."""
+    missing = io_bench.missing()
+    if missing is not None:
+        print(f"{'I/O workload':26} {'-':9} {'SKIPPED':8} ({missing})")
+        return 0
+    samples: Samples = {}
+    problems: dict[str, list[str]] = {}
+    started = time.perf_counter()
+    await io_bench.run_io(samples, problems, 0, log_dir, io_bench.QUICK)
+    wrong = [f"{who}: {item}" for who, items in problems.items() for item in items]
+    verdict = "WRONG" if wrong else "ok"
+    print(f"{'I/O workload':26} {'http':9} {verdict:8} {time.perf_counter() - started:.1f}", flush=True)
+    for item in wrong:
+        print(f"    wrong: {item}")
+    return int(bool(wrong))
+
+
+def io_only(ns: argparse.Namespace) -> int:
+    """``--io``: only the I/O workload's rows, ``ns.reps`` times (``--quick``: once, answers checked);
+    their target rows and section spliced into ``ns.out``."""
+    if ns.quick:
+        return asyncio.run(quick_io(ns.logs))
+    missing = io_bench.missing()
+    if missing is not None:
+        print(f"the I/O workload cannot run here: {missing}", file=sys.stderr)
+        return 1
+    load_start = io_bench.load_average()
+    started = time.perf_counter()
+    samples: Samples = {}
+    problems: dict[str, list[str]] = {}
+
+    async def run_all() -> None:
+        for rep in range(ns.reps):
+            await io_bench.run_io(samples, problems, rep, ns.logs, io_bench.FULL)
+
+    asyncio.run(run_all())
+    (ns.logs / "io-samples.json").write_text(json.dumps({f"{n} {t}": r for (n, t), r in samples.items()}, indent=1))
+    when = (
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, run alone (`run.py --io`) on "
+        f"{machine().get('cpu', 'this machine')} ({os.cpu_count()} cores); load average {load_start} at the start, "
+        f"{io_bench.load_average()} at the end"
+    )
+    text = ns.out.read_text() if ns.out.exists() else ""
+    ns.out.write_text(io_report.splice(text, samples, ns.reps, io_bench.FULL, when))
+    print("\n".join(io_report.target_rows(samples)))
+    print(f"updated the I/O workload rows of {ns.out} ({(time.perf_counter() - started) / 60:.1f} min)")
+    wrong = [f"{who}: {item}" for who, items in problems.items() for item in items]
+    for item in wrong:
+        print(item, file=sys.stderr)
+    return 1 if wrong else 0
+
+
 async def quick(spec_list: list[Spec], log_dir: Path, *, fleet: bool = True) -> int:
     started = time.perf_counter()
     failures = 0
@@ -139,6 +200,7 @@ async def quick(spec_list: list[Spec], log_dir: Path, *, fleet: bool = True) -> 
             failures += bool(result.errors)
     if fleet:
         failures += await quick_fleet(log_dir)
+    failures += await quick_io(log_dir)
     tasks_run = await tasks_bench.run_all(tasks_bench.QUICK, 1, log_dir)
     for name, results in tasks_run.items():
         wrong = [error for result in results for error in result.errors]
@@ -260,6 +322,9 @@ def main() -> int:
     )
     parser.add_argument("--no-fleet", action="store_true", help="leave the fleet rows out")
     parser.add_argument("--curves", action="store_true", help="how cost grows (curves.py): PNGs + a RESULTS.md section")
+    parser.add_argument(
+        "--io", action="store_true", help="only the I/O-bound workload's rows (io_bench.py); splice them into --out"
+    )
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     parser.add_argument("--logs", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "bench-logs")
     ns = parser.parse_args()
@@ -269,6 +334,8 @@ def main() -> int:
         spec_list = [spec for spec in spec_list if spec.name in ns.only]
     ns.logs.mkdir(parents=True, exist_ok=True)
     print(f"server logs (stderr) in {ns.logs}", flush=True)
+    if ns.io:
+        return io_only(ns)
     if ns.quick:
         return asyncio.run(quick(spec_list, ns.logs, fleet=not ns.no_fleet))
     if ns.curves:
@@ -284,7 +351,8 @@ def main() -> int:
     raw = {f"{name} {transport}": reps for (name, transport), reps in samples.items()}
     (ns.logs / "samples.json").write_text(json.dumps(raw, indent=1))
     text = report(spec_list, samples, problems, done, time.perf_counter() - started, info)
-    ns.out.write_text(curve_report.carry_over(ns.out.read_text() if ns.out.exists() else "", text))
+    old = ns.out.read_text() if ns.out.exists() else ""
+    ns.out.write_text(io_report.carry_over(old, curve_report.carry_over(old, text)))  # --io's rows: measured alone
     print(f"wrote {ns.out} ({(time.perf_counter() - started) / 60:.1f} min)")
     wrong = [item for items in problems.values() for item in items if item.startswith("wrong")]
     for item in wrong:
