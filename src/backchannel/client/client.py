@@ -46,7 +46,7 @@ from ..types.resources import (
 from ..types.tasks import TASKS_EXTENSION
 from ..types.tools import ListToolsResult, Tool
 from ..types.versions import VERSIONS, Era, EraChoice, EraSpelling, era_from_user
-from . import completions, listening, skills, tool_calls
+from . import cards, completions, listening, skills, tool_calls
 from .cache import ClientCache
 from .era_detection import HandshakeEraNeeded, converted, meet_server
 from .input_rounds import answer_input_rounds, rounds_span
@@ -449,6 +449,9 @@ class Client:
     get_skill = skills.get_skill
     read_skill_directory = skills.read_skill_directory
     read_skill_file = skills.read_skill_file
+
+    #: ``await Client.discover_card(url)``: a Server Card, read before connecting (``cards.py``).
+    discover_card = staticmethod(cards.discover_card)
 
     complete = completions.complete
     listen = listening.listen

@@ -37,6 +37,7 @@ from ..types.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from . import traced
 from .asgi import Receive, Scope, Send, header_map, read_body, send_bytes
 from .authenticator import Authenticator, Principal
+from .card import CardRoutes
 from .client_limits import (
     HANDSHAKE_TIMEOUT,
     MAX_SESSIONS_PER_CLIENT,
@@ -71,6 +72,7 @@ from .shared_events import StateEventStore
 from .stateless import MirroredHeaders, serve_stateless
 
 if TYPE_CHECKING:
+    from ..types.server_card import ServerCard
     from .served import HostedServer
 
 logger = logging.getLogger("backchannel.http")
@@ -113,6 +115,8 @@ class HttpApp:
     field (``retry_ms``), and the client reconnects. ``retry_after`` is the ``Retry-After``
     of a refusal when no better time is known.
     ``legacy_sse`` also serves ``GET /sse`` and ``POST /messages/`` (deprecated; ``legacy_sse.py``).
+    ``card`` (a ``types.server_card.ServerCard``) serves the server's Server Card at
+    ``<path>/server-card`` and an AI Catalog naming it at ``/.well-known/ai-catalog.json`` (``card.py``).
     """
 
     def __init__(
@@ -140,6 +144,7 @@ class HttpApp:
         max_streams: int | None = MAX_STREAMS,
         max_streams_per_client: int | None = MAX_STREAMS_PER_CLIENT,
         stream_lifetime: float | None = STREAM_LIFETIME,
+        card: ServerCard | None = None,
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/"
@@ -184,6 +189,9 @@ class HttpApp:
         #: Requests being served now (streams included), for ``max_requests``.
         self.serving = 0
         self.legacy_sse = LegacySse(self) if legacy_sse else None
+        #: The Server Card's routes (``card=``), or None.
+        oauth = auth is not None
+        self.cards = None if card is None else CardRoutes(card, server, path=self.path, oauth=oauth, sse=legacy_sse)
 
     def _new_session(self, session_id: str, principal: Principal | None) -> HttpSession:
         store = self.event_store
@@ -241,6 +249,9 @@ class HttpApp:
         headers = header_map(scope)
         serving_from(scope)  # what anonymous callers keep is budgeted per address (tasks, ctx.once)
         if await serve_metadata(self.auth, scope, send):  # RFC 9728 metadata, at the host's well-known URL
+            return
+        if self.cards is not None and self.cards.handles(path, root):  # the Server Card and its AI Catalog
+            await self.cards.serve(scope, path, headers, send, self.allowed_hosts)
             return
         flows = self.server.url_elicitations
         if flows is not None and flows.handles(path):  # the URL-elicitation pages served beside the endpoint

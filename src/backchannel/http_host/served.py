@@ -3,7 +3,8 @@
 The ASGI app, its sessions and its stateless entry are handed a server (``Server.http_app``
 does it) and use of it: ``connect`` to run a connection over one of their transports, the
 URL-elicitation pages served beside the endpoint, a tool's definition for the SEP-2243
-header checks, and what it keeps per session (for a fleet's records). A
+header checks, what it keeps per session (for a fleet's records), and what its Server Card says
+of it. A
 ``backchannel.Server`` is all of these; so is any object shaped like these protocols. The
 host sits above the runtime and below the server: it drives a ``Connection`` the one way
 every transport does (``feed``, ``finish``), and it never imports ``server/``.
@@ -11,9 +12,9 @@ every transport does (``feed``, ``finish``), and it never imports ``server/``.
 
 from __future__ import annotations
 
-__all__ = ["HostedServer", "PageRoutes"]
+__all__ = ["CardSource", "HostedServer", "PageRoutes"]
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..runtime.connection import Connection
@@ -31,7 +32,18 @@ class PageRoutes(Protocol):
     async def stop_pages(self) -> None: ...
 
 
-class HostedServer(Protocol):
+class CardSource(Protocol):
+    """What a Server Card says of the served server (``card.py``): its ``serverInfo`` and the
+    protocol revisions it serves."""
+
+    @property
+    def info(self) -> Mapping[str, Any]: ...
+
+    @property
+    def versions(self) -> Sequence[str]: ...
+
+
+class HostedServer(CardSource, Protocol):
     """The server an ``HttpApp`` serves."""
 
     @property
