@@ -153,6 +153,10 @@ class Ledger:
             if self.answers[key] < known.low
         ]
 
+    def outstanding(self) -> int:
+        """Requests still owed their answer."""
+        return sum(1 for key, known in self.expected.items() if self.answers[key] < known.low)
+
     def settled(self) -> bool:
         return all(self.answers[key] >= known.low for key, known in self.expected.items())
 

@@ -29,6 +29,11 @@ from .wire import Wire, error_code
 OVERSIZED_BYTES = 8 * 1024 * 1024
 DEEP_LEVELS = 100_000
 _SLOW_BODIES = 8
+#: The longest the fuzzing runs, whatever the budget; and how many frames may wait for an answer at once.
+FUZZ_SECONDS = 180.0
+#: How long a server whose stdin closed has to exit ("promptly").
+DEAD_CLIENT_SECONDS = 10.0
+_IN_FLIGHT = 100
 _SLOW_SECONDS = 10.0
 
 
@@ -294,15 +299,18 @@ async def fuzz(run: Run) -> None:
     async with run.session(era, capabilities={}) as wire:
         counted = len(wire.messages)
         sent = 0
-        while sent < budget:
+        stop = time.monotonic() + FUZZ_SECONDS
+        while sent < budget and time.monotonic() < stop and not wire.ended.is_set():
             for line in frames.next():
                 wire.send_raw(line + b"\n")
                 sent += 1
-            if sent % 25 == 0:
-                await asyncio.sleep(0)  # let the answers in
+            if sent % 25 == 0:  # no more than _IN_FLIGHT unanswered at once: a slow server is not a lost one
+                await asyncio.sleep(0)
                 counted = _count(wire, ledger, counted)
-            if wire.ended.is_set():
-                break
+                wait_until = time.monotonic() + run.options.timeout
+                while ledger.outstanding() > _IN_FLIGHT and time.monotonic() < wait_until and not wire.ended.is_set():
+                    await wire.settle(0.05)
+                    counted = _count(wire, ledger, counted)
         deadline = time.monotonic() + run.options.timeout
         while time.monotonic() < deadline and not wire.ended.is_set():
             counted = _count(wire, ledger, counted)
@@ -335,7 +343,8 @@ async def _fuzz_http(run: Run, era: Era, frames: Frames, ledger: Ledger, budget:
             None, session_id=transport.session_id, version=wire.version if era == "handshake" else None
         )
         sent = 0
-        while sent < budget:
+        stop = time.monotonic() + FUZZ_SECONDS
+        while sent < budget and time.monotonic() < stop:
             for line in frames.next():
                 sent += 1
                 answer = await post(
@@ -471,7 +480,7 @@ async def dead_client(run: Run) -> None:
         process = transport.process
         assert process is not None
         try:
-            await asyncio.wait_for(process.wait(), 5.0)
+            await asyncio.wait_for(process.wait(), DEAD_CLIENT_SECONDS)
             took: float | None = time.monotonic() - closed_at
         except TimeoutError:
             took = None
@@ -479,7 +488,8 @@ async def dead_client(run: Run) -> None:
         run.add(
             "robustness.dead-client",
             "fail",
-            f"stdin closed {where}: the server was still running 5 s later (the client then has to SIGTERM it)",
+            f"stdin closed {where}: the server was still running {DEAD_CLIENT_SECONDS:.0f} s later "
+            "(the client then has to SIGTERM it)",
             era=era,
             wire=wire,
         )

@@ -43,6 +43,8 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 _LEVEL_RANK: dict[str, int] = {level: rank for rank, level in enumerate(LOGGING_LEVELS)}
+#: Progress already on its way when the cancellation left may arrive this long after it.
+_IN_FLIGHT_GRACE = 1.0
 #: More log messages than this in one second is no rate limit.
 _FLOOD = 200
 
@@ -303,7 +305,7 @@ async def _cancel_call(run: Run, era: Era, use: ToolUse) -> None:
         late_progress = [
             params.get("progress")
             for index, params in wire.progress_of(token)[seen_before:]
-            if wire.arrivals[index] > cancelled_at + 0.5
+            if wire.arrivals[index] > cancelled_at + _IN_FLIGHT_GRACE
         ]
         await _goes_on(run, era, wire)
     if blind:

@@ -15,7 +15,6 @@ from __future__ import annotations
 __all__ = ["run_check"]
 
 import argparse
-import asyncio
 import re
 import sys
 from pathlib import Path
@@ -57,6 +56,8 @@ def run_check(args: argparse.Namespace) -> int:
         seed=args.seed,
         say=None if args.quiet else (lambda line: print(f"{_PREFIX}: {line}", file=sys.stderr, flush=True)),
     )
+    import asyncio
+
     try:
         report = asyncio.run(run_checks(target, options))
     except KeyboardInterrupt:
