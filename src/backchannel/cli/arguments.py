@@ -228,7 +228,8 @@ def _session_options(sub: argparse.ArgumentParser) -> None:
         "--no-browser",
         dest="browser",
         action="store_false",
-        help="print the links of logins and URL requests (after you agree) instead of opening a browser",
+        help="print the links of logins, URL requests (after you agree) and the MCP Apps page instead of "
+        "opening a browser",
     )
     _sampling_options(sub, "you approve each request and each reply; without these you type the reply")
 
