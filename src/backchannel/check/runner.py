@@ -226,6 +226,32 @@ class Run:
 
     # ------------------------------------------------------------------ survey
 
+    async def sign_in(self) -> None:
+        """Over HTTP with a login (``Target.auth``): one request before any check, with no clock
+        on its answer, so that a 401 is met by the person's login (a browser page) and not by a
+        check's timeout. Whatever it gets back is the survey's to read, not this step's."""
+        import httpx2
+
+        if self.target.url is None or self.target.auth is None:
+            return
+        wire = self.wire("stateless")
+        message = wire.request("server/discover")
+        await wire.close()
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": wire.version,
+            "mcp-method": "server/discover",
+        }
+        timeout = httpx2.Timeout(30, read=None)
+        async with httpx2.AsyncClient(
+            timeout=timeout, headers=dict(self.target.headers), auth=self.target.auth
+        ) as http:
+            try:
+                await http.post(self.target.url, json=message, headers=headers)
+            except httpx2.HTTPError as exc:
+                self.notes.append(f"the first request, before the checks, failed: {type(exc).__name__}: {exc}")
+
     async def survey(self) -> None:
         """Find out which eras the server speaks and what it offers in each."""
         for era in ("stateless", "handshake"):
@@ -298,6 +324,7 @@ async def run_checks(target: Target, options: CheckOptions | None = None) -> Rep
     options = options or CheckOptions()
     run = Run(target, options)
     started = time.monotonic()
+    await run.sign_in()
     await run.survey()
     groups: dict[str, Sequence[CheckFunction]] = {
         "eras": eras.CHECKS,
