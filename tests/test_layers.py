@@ -31,7 +31,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"protocol", "framing", "forms", "telemetry", "redaction", "apps"}),
     frozenset({"transports", "state", "signatures", "progress"}),
     frozenset({"runtime", "auth", "completion", "skills"}),
-    frozenset({"http_host"}),
+    frozenset({"http_host", "composition"}),
     frozenset({"server", "client", "app_host"}),
     frozenset({"ui", "bridge", "middleware", "check"}),
     frozenset({"cli", "testing", "(package)"}),

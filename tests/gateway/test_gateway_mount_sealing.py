@@ -1,5 +1,5 @@
 """A mounted server seals its stateless-era ``requestState`` with its mounting server's keys, bound
-to the mount (``server/mount_sealer.py``; issue #30: "an upstream's requestState is sealed inside
+to the mount (``composition/mount_sealer.py``; issue #30: "an upstream's requestState is sealed inside
 ours ... and can't be sent to another mount").
 
 On the wire (hand-written JSON-RPC, 2026-07-28): a state one worker's mount sealed opens at the

@@ -1,5 +1,5 @@
 """Transforms and visibility on the wire, in both eras, on a server's own tools and a mount's
-(issue #30, "Transforms and visibility"; ``server/transforms.py``, ``docs/gateway.md``).
+(issue #30, "Transforms and visibility"; ``composition/transforms.py``, ``docs/gateway.md``).
 
 A transform shows a tool renamed, with a new description, an argument hidden (the tool's default
 is used) and one fixed (always sent with the given value, which no client can change); the old

@@ -35,7 +35,8 @@ HEAVY = (
 #: What a plain stdio server loads only when it first needs it (``docs/performance.md``, idle memory):
 #: OpenSSL's hashes and ``secrets`` (sealing, tasks, fleets, forms), pathlib and urllib.parse (roots),
 #: json (refusals), the log redactor's second pass, resources and URI templates, tasks' records and
-#: runners, URL elicitation, auth, sampling, multi-part progress, fleet calls, HTML.
+#: runners, URL elicitation, auth, sampling, multi-part progress, fleet calls, HTML, and composition
+#: (mounts, transforms and visibility rules, middleware's chain: ``backchannel.composition``).
 LAZY = (
     "hashlib",
     "hmac",
@@ -60,6 +61,7 @@ LAZY = (
     "backchannel.progress.stages",
     "backchannel.progress.parts",
     "backchannel.state.calls",
+    "backchannel.composition",
 )
 
 server = Server("plain", "1.0.0")

@@ -1,4 +1,4 @@
-"""Ready-made middleware for ``Server.add_middleware`` (``server/middleware.py`` says what one is).
+"""Ready-made middleware for ``Server.add_middleware`` (``composition/middleware.py`` says what one is).
 
 Each is a class whose instances are middleware; configure it, then add it::
 

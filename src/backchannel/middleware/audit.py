@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..server.middleware import Call, CallNext
+from ..composition.middleware import Call, CallNext
 from ..types.errors import MCPError
 from ..types.versions import Era
 from .calls import item_name

@@ -6,8 +6,8 @@ __all__ = ["caller_key", "item_name", "outcome_of", "protocol_version"]
 
 from typing import Any
 
+from ..composition.middleware import Call
 from ..runtime.caller_address import address_budget, caller_address
-from ..server.middleware import Call
 from ..types import meta as M
 
 

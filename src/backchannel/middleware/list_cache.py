@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
-from ..server.middleware import Call, CallNext
+from ..composition.middleware import Call, CallNext
 from .calls import protocol_version
 
 LISTS = frozenset(("tools/list", "prompts/list", "resources/list", "resources/templates/list"))

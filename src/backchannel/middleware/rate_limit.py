@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable, Collection, Hashable
 from typing import Any
 
+from ..composition.middleware import Call, CallNext
 from ..runtime.ratelimit import KeyedBuckets
-from ..server.middleware import Call, CallNext
 from ..types.errors import RateLimited
 from .calls import caller_key
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..server.middleware import Call, CallNext
+from ..composition.middleware import Call, CallNext
 from ..types.errors import MCPError
 from .calls import item_name, outcome_of
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ..server.middleware import Call, CallNext
+from ..composition.middleware import Call, CallNext
 from ..types.errors import InvalidParams
 
 

@@ -26,7 +26,6 @@ from ..types.versions import Era
 from . import elicitation, request_roots
 from .delegation import deferred
 from .log_sending import operator_log
-from .middleware import call_of, sent_through
 from .mrtr import InputRequired, Round
 from .once import run_once
 from .request_roots import hidden_log, known_roots, text_hider
@@ -113,19 +112,19 @@ class Context:
         """Hide the ``kind`` (``"tool"``, ``"prompt"`` or ``"resource"``) items ``names`` (names or
         ``fnmatch`` patterns, as the client sees them) from this session only, and refuse them as
         unknown; its client is sent ``notifications/*/list_changed`` (``Server.disable``)."""
-        self._serving_transforms().switch(kind, names, False, self.connection)
+        self._serving_server().disable(kind, *names, session=self.connection)
 
     def enable(self, kind: str, *names: str) -> None:
         """Show ``names`` to this session again, or despite a broader rule of the server's (``Server.enable``)."""
-        self._serving_transforms().switch(kind, names, True, self.connection)
+        self._serving_server().enable(kind, *names, session=self.connection)
 
-    def _serving_transforms(self) -> Any:
+    def _serving_server(self) -> Any:
         # The server the client is connected to (a mount's handler runs on its mounting server's
-        # connection, whose names the client sees).
-        transforms = getattr(self.connection.handler, "transforms", None)
-        if transforms is None:
+        # connection, whose names the client sees): it keeps the rules, made at its first.
+        server = self.connection.handler
+        if not hasattr(server, "disable"):
             raise RuntimeError("this connection's server has no visibility rules")
-        return transforms
+        return server
 
     def caller_scope(self, *, anonymous: str | None) -> str | None:
         """The name under which per-caller state (``once`` results, declined forms) is kept
@@ -175,6 +174,8 @@ class Context:
         if self.era == "handshake":
             middleware = getattr(self.connection.handler, "middleware", None)  # the serving server's
             if middleware:  # a request on the wire: the server's middleware see it go and its answer come
+                from ..composition.middleware import call_of, sent_through
+
                 connection, era, principal, asked_for = self.connection, self.era, self.principal, self.request.id
                 sent = call_of(method, params, "request", "sent", connection, era, principal, asked_for)
                 return await sent_through(middleware, sent, lambda asked: self._ask(method, asked, timeout))

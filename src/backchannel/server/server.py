@@ -33,22 +33,23 @@ from .context import CURRENT_CONTEXT, Context
 from .delegation import delegate
 from .hosting import serve_stdio
 from .log_sending import send_log
-from .middleware import Call, Middleware, call_of, chain
-from .mount_sealer import MountSealer
-from .mounts import LISTS, Mount, Mounts, check_prefix, remote_server
 from .options import FlatOptions, ListOptions, LogOptions, StateOptions, TimeoutOptions, resolve_options
 from .pagination import paginate
 from .registry import Registry, registering
 from .roots import RootsCache
 from .routes import INLINE_ROUTES, ROUTES
+from .scopes import caller_holds
 from .sharing import Sharing, restore_session, session_snapshot
 from .state import MemoryStore, StateStore
 from .subscriptions import Subscriptions
 from .tasks import TaskService
-from .transforms import Kind, ToolTransform, Transforms
+from .tools import failure_result
 
 if TYPE_CHECKING:
     from ..apps.app import App
+    from ..composition.middleware import Call, Middleware
+    from ..composition.mounts import Mount, Mounts
+    from ..composition.transforms import Kind, ToolTransform, Transforms
     from ..http_host.app import HttpApp
     from .url_elicitation import UrlElicitations
 
@@ -148,14 +149,17 @@ class Server:
         #: Tool calls that outlive their request (``server/tasks/``, ``docs/tasks.md``): settings, running tasks.
         self.tasks = TaskService(self)
         self._allowed = {v: requests_served(v) for v in versions}
-        #: Servers mounted under a prefix (``mount``, ``server/mounts.py``).
-        self.mounts = Mounts()
+        # Composing (``backchannel.composition``) loads with the first mount, transform or rule, and
+        # the first message a middleware sees: a server that composes nothing never imports it.
+        #: Servers mounted under a prefix (``mount``, ``composition/mounts.py``); None before the first.
+        self.mounts: Mounts[Server] | None = None
         #: Set on a mounted server: the server and the mount it is served by.
-        self.mounted_in: tuple[Server, Mount] | None = None
+        self.mounted_in: tuple[Server, Mount[Server]] | None = None
         #: What wraps every message received and every question sent (``add_middleware``).
         self.middleware: list[Middleware] = []
-        #: Tools shown renamed or reshaped, items switched off (``transform_tool``, ``disable``).
-        self.transforms = Transforms(self.list_changed_here, self.subscriptions, self.registry.tool_definition)
+        #: Tools shown renamed or reshaped, items switched off (``transform_tool``, ``disable``;
+        #: ``composition/transforms.py``); None before the first.
+        self.transforms: Transforms | None = None
         #: Counts every change of a list told to clients (a cache of lists is stale once it moves).
         self.list_generation = 0
 
@@ -208,7 +212,7 @@ class Server:
 
     def required_scopes(self, method: str, params: Any) -> tuple[str, ...]:
         """The OAuth scopes a request needs: its tool's, prompt's or resource's, or its mount's."""
-        if self.transforms.active:
+        if self.transforms:
             params = self.transforms.inward(method, params)
         if self.mounts and isinstance(params, dict):
             routed = self.mounts.route(
@@ -223,7 +227,7 @@ class Server:
         """What this server declares: each feature that has something registered (``Registry.capabilities``),
         and what its mounts offer."""
         capabilities = self.registry.capabilities()
-        for mount in self.mounts:
+        for mount in self.mounts or ():
             for feature, flags in mount.server.capabilities().items():
                 if feature in _MOUNTED_FEATURES and feature not in capabilities:
                     capabilities[feature] = {"listChanged": True} if feature != "completions" else {}
@@ -244,20 +248,26 @@ class Server:
         scopes: Sequence[str] = (),
     ) -> Server:
         """Serve another server's tools, prompts, resources and completions under ``prefix``
-        (``server/mounts.py`` says how names and URIs are rewritten, and how lists merge).
+        (``composition/mounts.py`` says how names and URIs are rewritten, and how lists merge).
 
         The upstream is ``server`` (a ``Server`` of this process), ``command`` (a server started
         over stdio) or ``url`` (Streamable HTTP, with ``headers`` and ``auth``; ``era`` to speak
         to it); the last two are served by a ``backchannel.bridge.Proxy``, which carries the
         reverse channel across. ``scopes``: the OAuth scopes a caller needs to see or call any
         of it. Returns the mounted server."""
+        from .._wiring import make_remote
+        from ..composition.mount_sealer import MountSealer
+        from ..composition.mounts import Mount, Mounts, check_prefix
+
         check_prefix(prefix)
         if (server is not None) + (command is not None) + (url is not None) != 1:
             raise ValueError("mount a server, a command or a URL: exactly one of them")
-        if server is None:
-            server = remote_server(command=command, url=url, headers=headers or {}, auth=auth, era=era)
+        if server is None:  # a ``backchannel.bridge.Proxy``, which the package wired in (it sits above us)
+            server = make_remote(command=command, url=url, headers=headers or {}, auth=auth, era=era)
         if server is self or server.mounted_in is not None:
             raise ValueError(f"{server.name!r} cannot be mounted here: it is this server or mounted elsewhere")
+        if self.mounts is None:
+            self.mounts = Mounts(paginate, caller_holds)
         mount = Mount(prefix, server, tuple(scopes))
         self.mounts.add(mount)
         server.mounted_in = (self, mount)
@@ -274,7 +284,7 @@ class Server:
 
     def add_middleware(self, middleware: Middleware) -> Middleware:
         """Wrap every request and notification this server receives (its mounts' too) and every
-        question it sends the client in ``middleware`` (``server/middleware.py``); the last added
+        question it sends the client in ``middleware`` (``composition/middleware.py``); the last added
         runs innermost. Returns it, so it works as a decorator too."""
         if self.mounted_in is not None:
             raise ValueError("add middleware to the mounting server: it wraps its mounts' messages too")
@@ -295,22 +305,30 @@ class Server:
         """Show ``tool`` (one of this server's or a mount's, by the name clients see: ``ev_add``)
         to clients as ``name``, with ``title`` and ``description``, without the arguments it
         ``hide``s (the tool uses their defaults) or ``fix``es (always sent with these values);
-        its old name is refused from then on (``server/transforms.py``; ``docs/gateway.md``).
+        its old name is refused from then on (``composition/transforms.py``; ``docs/gateway.md``).
         ``ValueError`` for a name taken, or an argument of this server's tool that it lacks or
         needs. Clients are told the tool list changed. Returns the transform
         (``server.transforms.remove_tool(tool)`` undoes it)."""
-        return self.transforms.add_tool(tool, name=name, title=title, description=description, hide=hide, fix=fix)
+        return self._transforms().add_tool(tool, name=name, title=title, description=description, hide=hide, fix=fix)
 
     def disable(self, kind: Kind, *names: str, session: Connection | None = None) -> None:
         """Hide the ``kind`` (``"tool"``, ``"prompt"`` or ``"resource"``) items ``names`` (names or
         ``fnmatch`` patterns of the names clients see: ``"ev_*"``) from the lists, and refuse them
         as unknown, for every client or for ``session`` (a connection: ``ctx.connection``) only;
-        those it concerns are sent ``notifications/*/list_changed`` (``server/transforms.py``)."""
-        self.transforms.switch(kind, names, False, session)
+        those it concerns are sent ``notifications/*/list_changed`` (``composition/transforms.py``)."""
+        self._transforms().switch(kind, names, False, session)
 
     def enable(self, kind: Kind, *names: str, session: Connection | None = None) -> None:
         """Show ``names`` again (or despite an earlier, broader ``disable``): as ``disable``, the other way."""
-        self.transforms.switch(kind, names, True, session)
+        self._transforms().switch(kind, names, True, session)
+
+    def _transforms(self) -> Transforms:
+        if self.transforms is None:
+            from ..composition.transforms import Transforms
+
+            tool = self.registry.tool_definition
+            self.transforms = Transforms(self.list_changed_here, self.subscriptions, tool, failure_result)
+        return self.transforms
 
     def handshake_listeners(self) -> bool:
         """Whether any client is connected (a change then needs telling)."""
@@ -319,7 +337,7 @@ class Server:
     def mounts_offer_tasks(self) -> bool:
         """Whether a mount runs tool calls as tasks (then this server declares tasks, and a task's
         ``tasks/*`` go to the mount that made it)."""
-        return any(mount.server.tasks.offered() for mount in self.mounts)
+        return any(mount.server.tasks.offered() for mount in self.mounts or ())
 
     async def watch_resource(self, uri: str) -> None:
         """A mounting server's client listens for changes of ``uri`` of this server: a server that
@@ -332,7 +350,7 @@ class Server:
     async def ready(self, declared: dict[str, Any] | None) -> None:
         """Before a client is told what this server offers: every mount is ready to say what it
         offers (a remote one connected; one that can't be is left out, with one line logged)."""
-        for mount in self.mounts:
+        for mount in self.mounts or ():
             await mount.server.ready(declared)
 
     # ----------------------------------------------------------- hosting
@@ -504,7 +522,7 @@ class Server:
         None for everything else, which ``handle_request`` serves."""
         method = request.method
         inline = INLINE_ROUTES.get(method)
-        if inline is None or self.middleware or self.transforms.active:  # then every request takes handle_request
+        if inline is None or self.middleware or self.transforms:  # then every request takes handle_request
             return None
         if self.mounts and (routed := self.mounts.route(request, self)) is not None:
             return routed[0].server.answer_now(routed[1], connection)
@@ -524,16 +542,18 @@ class Server:
             raise MethodNotFound(f"Method not found: {method}")
         if self.middleware:
             return await self._through_middleware(request, connection)  # type: ignore[no-any-return]
-        if self.transforms.active:
+        if self.transforms:
             return await self.transforms.answer(request, connection, self._routed)
         if self.mounts:
-            return await self._with_mounts(request, connection)
+            return await self._with_mounts(self.mounts, request, connection)
         return await self.own_answer(request, connection)
 
     async def _through_middleware(self, request: RequestReceived, connection: Connection) -> Any:
+        from ..composition.middleware import call_of, chain
+
         async def last(call: Call) -> dict[str, Any]:
             passed = request if call.params is request.params else dataclasses.replace(request, params=call.params)
-            if self.transforms.active:
+            if self.transforms:
                 return await self.transforms.answer(passed, connection, self._routed)
             return await self._routed(passed, connection)
 
@@ -544,27 +564,29 @@ class Server:
     def _routed(self, request: RequestReceived, connection: Connection) -> Awaitable[dict[str, Any]]:
         """``request`` answered by a mount or here (after the middleware and the transforms)."""
         if self.mounts:
-            return self._with_mounts(request, connection)
+            return self._with_mounts(self.mounts, request, connection)
         return self.own_answer(request, connection)
 
-    async def _with_mounts(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+    async def _with_mounts(
+        self, mounts: Mounts[Server], request: RequestReceived, connection: Connection
+    ) -> dict[str, Any]:
         """``request`` answered by the mount it names, or here with the mounts' part merged in."""
-        routed = self.mounts.route(request, self)
+        routed = mounts.route(request, self)
         if routed is not None:
             mount, inner = routed
             result = await mount.server.handle_request(inner, connection)
-            self.mounts.subscribed(request, self._connections.get(connection))
-            return self.mounts.answered(mount, inner, result)
+            mounts.subscribed(request, self._connections.get(connection))
+            return mounts.answered(mount, inner, result)
         method = request.method
         if method in ("initialize", "server/discover"):
             declared = request.params.get("capabilities") if method == "initialize" else request.client_capabilities
             await self.ready(declared if isinstance(declared, dict) else None)
         if method == "subscriptions/listen":  # its mounts' resources watched while it listens
-            return await self.mounts.listening(request, lambda: self.own_answer(request, connection))
-        if method in LISTS:  # its own items from their first page on: the client's cursor is the merged list's
+            return await mounts.listening(request, lambda: self.own_answer(request, connection))
+        if method in mounts.lists:  # its own items from their first page on: the client's cursor is the merged list's
             own_first = {key: value for key, value in request.params.items() if key != "cursor"}
             first = await self.own_answer(dataclasses.replace(request, params=own_first), connection)
-            return await self.mounts.merged(self, request, connection, first)
+            return await mounts.merged(self, request, connection, first)
         return await self.own_answer(request, connection)
 
     async def own_list(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
@@ -590,6 +612,7 @@ class Server:
         """Act on a notification the client sent on ``connection`` (the runtime calls this with
         those it leaves to the server: a roots change makes the next ``ctx.list_roots()`` ask again)."""
         if self.middleware:
+            from ..composition.middleware import call_of, chain
 
             async def last(call: Call) -> None:
                 self._notified(notification, connection)
@@ -605,7 +628,7 @@ class Server:
             state = self._connections.get(connection)
             if state is not None:
                 state.roots.invalidate()  # the next ctx.list_roots() asks again
-            for mount in self.mounts:  # a remote mount tells its upstream
+            for mount in self.mounts or ():  # a remote mount tells its upstream
                 mount.server.handle_notification(notification, connection)
 
     def connect(self, transport: Transport, *, finish_grace: float | None = None) -> Connection:
@@ -629,7 +652,7 @@ class Server:
     async def aclose(self) -> None:
         """Stop what serving started beyond the connections: the mounts' (a remote one's upstream
         process or session). The HTTP app calls it at shutdown, ``run`` when stdin ends."""
-        for mount in self.mounts:
+        for mount in self.mounts or ():
             await mount.server.aclose()
 
     async def _release_pages(self, ending: Connection) -> None:

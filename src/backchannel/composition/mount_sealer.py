@@ -2,7 +2,7 @@
 
 A mounted server seals the states of its stateless-era questions (its own, or, for a ``Proxy``,
 the upstream's state sealed inside ours) with the keys of the server that mounts it: in a fleet
-those are the keys every worker shares (``sharing.py`` takes up the fleet's keyring into the
+those are the keys every worker shares (``server/sharing.py`` takes up the fleet's keyring into the
 mounting server's sealer), so a retry that lands on another worker opens there. Each state is
 also bound to the mount's prefix, so one that a mount sealed opens at no other mount: a client
 cannot send one mount's (or its upstream's) state to another.

@@ -50,19 +50,22 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..signatures.signature import InvalidArguments
 from ..types.errors import InvalidParams, ResourceNotFound
-from .registry import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
-from .tools import failure_result
 
 if TYPE_CHECKING:
     from ..protocol.events import RequestReceived
     from ..runtime.connection import Connection
-    from .subscriptions import Subscriptions
+    from .faces import ListenStreams
 
 Kind = Literal["tool", "prompt", "resource"]
 KINDS: tuple[Kind, ...] = ("tool", "prompt", "resource")
 #: A rule: the kind it is about, the pattern of names, and whether they are shown.
 Rule = tuple[str, str, bool]
-_CHANGED = {"tool": TOOLS_CHANGED, "prompt": PROMPTS_CHANGED, "resource": RESOURCES_CHANGED}
+#: The notification that tells a client the list of a kind changed.
+_CHANGED = {
+    "tool": "notifications/tools/list_changed",
+    "prompt": "notifications/prompts/list_changed",
+    "resource": "notifications/resources/list_changed",
+}
 #: The list methods: the key of their items, the field naming each, and its kind.
 _LISTS = {
     "tools/list": ("tools", "name", "tool"),
@@ -77,6 +80,8 @@ _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 MAX_SESSION_RULES = 256
 
 Inner = Callable[["RequestReceived", "Connection"], Awaitable[dict[str, Any]]]
+#: ``failure_result(failure)``: the ``isError`` result of a tool call that failed so (None: not a tool's failure).
+FailureResult = Callable[[BaseException], dict[str, Any] | None]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -135,25 +140,32 @@ class ToolTransform:
 class Transforms:
     """A server's tool transforms and visibility rules (``Server.transforms``).
 
-    ``active`` is False until the first transform or rule, and the server's paths skip this
-    while it is. ``everyone(method)`` tells every client a list changed (the server's
-    ``list_changed_here``); ``subscriptions`` are the server's listen streams (a session's rule
-    is told to the streams of its connection)."""
+    The server makes it at its first transform or rule. It is false (``active``) until one is
+    made, and the server's paths skip it while it is. ``everyone(method)`` tells every client a
+    list changed (the server's ``list_changed_here``); ``subscriptions`` are the server's listen
+    streams (a session's rule is told to the streams of its connection); ``own_tool(name)`` is
+    the definition of a tool of the server's own; ``failure_result`` makes the result of a call
+    refused for an argument it may not send, as the server makes any tool's."""
 
     def __init__(
         self,
         everyone: Callable[[str], None],
-        subscriptions: Subscriptions,
+        subscriptions: ListenStreams,
         own_tool: Callable[[str], dict[str, Any] | None],
+        failure_result: FailureResult,
     ) -> None:
         self.active = False
         self._everyone = everyone
         self._subscriptions = subscriptions
         self._own_tool = own_tool
+        self._failure_result = failure_result
         self._by_source: dict[str, ToolTransform] = {}
         self._by_name: dict[str, ToolTransform] = {}
         self._rules: tuple[Rule, ...] = ()
         self._sessions: weakref.WeakKeyDictionary[Connection, tuple[Rule, ...]] = weakref.WeakKeyDictionary()
+
+    def __bool__(self) -> bool:
+        return self.active
 
     # ------------------------------------------------------------ transforms
 
@@ -186,14 +198,14 @@ class Transforms:
         self._by_source[source] = transform
         self._by_name[transform.name] = transform
         self.active = True
-        self._everyone(TOOLS_CHANGED)
+        self._everyone(_CHANGED["tool"])
         return transform
 
     def remove_tool(self, source: str) -> None:
         """Show tool ``source`` as it is again (``KeyError`` if it is not transformed)."""
         transform = self._by_source.pop(source)
         del self._by_name[transform.name]
-        self._everyone(TOOLS_CHANGED)
+        self._everyone(_CHANGED["tool"])
 
     def tool(self, name: str) -> ToolTransform | None:
         """The transform that shows a tool as ``name``, if any."""
@@ -270,7 +282,7 @@ class Transforms:
                     try:
                         arguments = transform.arguments(params.get("arguments"))
                     except InvalidArguments as refused:
-                        result = failure_result(refused)
+                        result = self._failure_result(refused)
                         assert result is not None
                         return result
                     request = dataclasses.replace(

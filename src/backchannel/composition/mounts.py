@@ -22,31 +22,32 @@ Lists are merged: the mounting server's own items first, then each mount's in th
 paged with this server's ``page_size``; in the stateless era the shortest ``ttlMs`` wins and
 ``private`` beats ``public``. A mount that fails to list (a remote one that is down) is left out of
 the list, and its calls answer with its error; the rest keeps serving.
+
+The mounting server is a ``MountingServer`` here and each mount's a ``MountedServer`` (``faces.py``):
+a ``Server`` holds ``Mounts[Server]``, and this module imports nothing of ``server/``.
 """
 
 from __future__ import annotations
 
-__all__ = ["Mount", "Mounts", "check_prefix", "remote_server"]
+__all__ = ["Mount", "Mounts", "check_prefix"]
 
 import dataclasses
 import logging
 import re
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from .._wiring import make_remote
 from ..protocol.events import RequestReceived
-from ..types.errors import InvalidParams, MCPError, MethodNotFound
-from .pagination import paginate
-from .scopes import caller_holds
+from ..types.errors import MCPError
+from .faces import CallerHolds, MountedServer, MountingServer, Paginate, Subscribed
 
 if TYPE_CHECKING:
     from ..runtime.connection import Connection
-    from .connection_state import ConnectionState
-    from .server import Server
 
 logger = logging.getLogger("backchannel.server")
+#: The server a mount answers with (a ``Server`` holds ``Mounts[Server]``).
+S = TypeVar("S", bound=MountedServer)
 _PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,31}$")
 #: The list methods, the key of their items and the name each item is known by.
 LISTS = {
@@ -64,14 +65,6 @@ _TASK_METHODS = frozenset(("tasks/get", "tasks/result", "tasks/cancel", "tasks/u
 _TASKS_KEPT = 10_000
 
 
-def remote_server(**where: Any) -> Server:
-    """The server that answers for the upstream ``where`` names (a command or a URL): a
-    ``backchannel.bridge.Proxy``, made by what the package wired in ``_wiring`` (the bridge
-    sits above the server; nothing of server/ imports it)."""
-    server: Server = make_remote(**where)
-    return server
-
-
 def check_prefix(prefix: str) -> str:
     """``prefix`` if it can name a mount (a letter, then letters, digits or ``-``; 32 at most;
     or ``""``: the mount's names unchanged)."""
@@ -84,11 +77,11 @@ def check_prefix(prefix: str) -> str:
 
 
 @dataclasses.dataclass(slots=True, eq=False)
-class Mount:
+class Mount(Generic[S]):
     """One mounted server: its ``prefix`` and the OAuth ``scopes`` a caller needs to see or call it."""
 
     prefix: str
-    server: Server
+    server: S
     scopes: tuple[str, ...] = ()
 
     def name(self, inner: str) -> str:
@@ -98,51 +91,55 @@ class Mount:
         return f"{self.prefix}+{inner}" if self.prefix else inner
 
 
-class Mounts:
-    """The mounts of one server, by prefix, and the requests that go to them."""
+class Mounts(Generic[S]):
+    """The mounts of one server, by prefix, and the requests that go to them.
 
-    def __init__(self) -> None:
-        self._by_prefix: dict[str, Mount] = {}
-        self._task_owner: OrderedDict[str, Mount] = OrderedDict()
+    ``paginate`` pages a merged list as the server pages its own; ``caller_holds`` says whether
+    the caller may see a mount that needs scopes (the server's, handed over when it makes this)."""
+
+    #: The list methods whose pages merge the mounts' items into the server's own (``merged``).
+    lists = frozenset(LISTS)
+
+    def __init__(self, paginate: Paginate, caller_holds: CallerHolds) -> None:
+        self._paginate = paginate
+        self._caller_holds = caller_holds
+        self._by_prefix: dict[str, Mount[S]] = {}
+        self._task_owner: OrderedDict[str, Mount[S]] = OrderedDict()
 
     def __bool__(self) -> bool:
         return bool(self._by_prefix)
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[Mount[S]]:
         return iter(list(self._by_prefix.values()))
 
-    def add(self, mount: Mount) -> None:
+    def add(self, mount: Mount[S]) -> None:
         if mount.prefix in self._by_prefix:
             raise ValueError(f"a server is already mounted at {mount.prefix!r}")
         self._by_prefix[mount.prefix] = mount
 
-    def get(self, prefix: str) -> Mount | None:
+    def get(self, prefix: str) -> Mount[S] | None:
         return self._by_prefix.get(prefix)
 
     # ------------------------------------------------------------ naming
 
-    def by_name(self, name: Any) -> tuple[Mount, str] | None:
+    def by_name(self, name: Any) -> tuple[Mount[S], str] | None:
         """The mount a tool or prompt ``name`` belongs to, and its own name there: the prefixed
         mount it names, else the mount of prefix ``""`` (with ``name`` as it is)."""
-        if not isinstance(name, str):
-            return None
-        prefix, sep, inner = name.partition("_")
-        mount = self._by_prefix.get(prefix) if prefix and sep and inner else None
-        if mount is not None:
-            return mount, inner
-        bare = self._by_prefix.get("")
-        return (bare, name) if bare is not None else None
+        return self._owner(name, "_")
 
-    def by_uri(self, uri: Any) -> tuple[Mount, str] | None:
+    def by_uri(self, uri: Any) -> tuple[Mount[S], str] | None:
         """The mount a resource ``uri`` belongs to, and the URI it has there (as ``by_name``)."""
-        if not isinstance(uri, str):
+        return self._owner(uri, "+")
+
+    def _owner(self, named: Any, separator: str) -> tuple[Mount[S], str] | None:
+        if not isinstance(named, str):
             return None
-        prefix, sep, inner = uri.partition("+")
+        prefix, sep, inner = named.partition(separator)
         mount = self._by_prefix.get(prefix) if prefix and sep and inner else None
         if mount is not None:
             return mount, inner
         bare = self._by_prefix.get("")
-        return (bare, uri) if bare is not None else None
+        return (bare, named) if bare is not None else None
 
     def hidden(self, field: str, value: str, own: set[str]) -> bool:
         """Whether ``value``, an item of the mount of prefix ``""``, is served by another: one of
@@ -154,7 +151,7 @@ class Mounts:
 
     # ------------------------------------------------------------ routing
 
-    def route(self, request: RequestReceived, own: Server) -> tuple[Mount, RequestReceived] | None:
+    def route(self, request: RequestReceived, own: MountingServer) -> tuple[Mount[S], RequestReceived] | None:
         """The mount ``request`` is for and the request as the mount sees it; None for the
         mounting server's own (a name it has itself, a method about no one item)."""
         method = request.method
@@ -180,7 +177,7 @@ class Mounts:
             return None if mount is None else (mount, request)
         return None
 
-    def _completion(self, request: RequestReceived, own: Server) -> tuple[Mount, RequestReceived] | None:
+    def _completion(self, request: RequestReceived, own: MountingServer) -> tuple[Mount[S], RequestReceived] | None:
         ref = request.params.get("ref")
         if not isinstance(ref, dict):
             return None
@@ -196,7 +193,7 @@ class Mounts:
             return None
         return found[0], _renamed(request, {"ref": {**ref, key: found[1]}})
 
-    def answered(self, mount: Mount, request: RequestReceived, result: dict[str, Any]) -> dict[str, Any]:
+    def answered(self, mount: Mount[S], request: RequestReceived, result: dict[str, Any]) -> dict[str, Any]:
         """Note a task the mount made (its later ``tasks/*`` go to it); the result, with the URIs of
         a read's contents as the client knows them (``ev+memo://note``, as it asked)."""
         if request.method == "resources/read" and mount.prefix:
@@ -211,7 +208,7 @@ class Mounts:
                 self._task_owner.popitem(last=False)
         return result
 
-    def subscribed(self, request: RequestReceived, state: ConnectionState | None) -> None:
+    def subscribed(self, request: RequestReceived, state: Subscribed | None) -> None:
         """After a mount answered a handshake-era ``resources/subscribe`` (or ``unsubscribe``): the
         connection is subscribed under the URI its client named, by which the mount's updates
         are told (``Server.resource_updated_here``)."""
@@ -230,7 +227,7 @@ class Mounts:
         watches the resources of its own that it names (a remote mount asks its upstream)."""
         wanted = request.params.get("notifications")
         uris = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
-        watched: list[tuple[Mount, str]] = []
+        watched: list[tuple[Mount[S], str]] = []
         try:
             for uri in uris if isinstance(uris, list) else ():
                 found = self.by_uri(uri)
@@ -245,7 +242,7 @@ class Mounts:
     # ------------------------------------------------------------ lists
 
     async def merged(
-        self, own: Server, request: RequestReceived, connection: Connection, first: dict[str, Any]
+        self, own: MountingServer, request: RequestReceived, connection: Connection, first: dict[str, Any]
     ) -> dict[str, Any]:
         """The page ``request`` asks for of the list of the server's own items (``first`` is its own
         first page, already made) followed by every mount's, prefixed."""
@@ -267,7 +264,7 @@ class Mounts:
             except MCPError as failure:  # a mount that is down costs its own items only
                 logger.warning("mount %r left out of %s: %s", mount.prefix, request.method, failure.message)
                 continue
-            if mount.scopes and not caller_holds(mount.scopes):  # hidden as scoped items are (``visible``)
+            if mount.scopes and not self._caller_holds(mount.scopes):  # hidden as scoped items are (``visible``)
                 continue
             hints += mount_hints
             for item in listed:
@@ -276,7 +273,8 @@ class Mounts:
                         continue  # served by another: a call of it would not reach this mount
                     renamed = mount.name(item[field]) if field == "name" else mount.uri(item[field])
                     items.append({**item, field: renamed})
-        chosen, next_cursor = paginate(f"merged {request.method}", items, request.params.get("cursor"), own.page_size)
+        cursor = request.params.get("cursor")
+        chosen, next_cursor = self._paginate(f"merged {request.method}", items, cursor, own.page_size)
         result: dict[str, Any] = {key: list(chosen)}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
@@ -290,7 +288,7 @@ def _renamed(request: RequestReceived, changes: dict[str, Any]) -> RequestReceiv
 
 
 async def _every_page(
-    server: Server, request: RequestReceived, connection: Connection, key: str
+    server: MountedServer, request: RequestReceived, connection: Connection, key: str
 ) -> tuple[list[Any], list[dict[str, Any]]]:
     params = {name: value for name, value in request.params.items() if name != "cursor"}
     items: list[Any] = []
@@ -318,22 +316,15 @@ def _cache_hints(pages: list[dict[str, Any]]) -> dict[str, Any]:
     return hints
 
 
-def _prefixed_uri(mount: Mount, item: Any) -> Any:
+def _prefixed_uri(mount: Mount[Any], item: Any) -> Any:
     if isinstance(item, dict) and isinstance(item.get("uri"), str):
         return {**item, "uri": mount.uri(item["uri"])}
     return item
 
 
-def _serves_uri(own: Server, uri: Any) -> bool:
+def _serves_uri(own: MountingServer, uri: Any) -> bool:
     """Whether the mounting server ``own`` has a resource or a template of its own for ``uri``."""
     registry = own.registry
     return isinstance(uri, str) and (
         uri in registry.resources or any(t.template.match(uri) is not None for t in registry.templates)
     )
-
-
-def refuse_unknown(request: RequestReceived) -> None:
-    """-32602/-32601 for a request that names no tool of the server nor of a mount."""
-    if request.method == "tools/call":
-        raise InvalidParams(f"Unknown tool: {request.params.get('name')!r}")
-    raise MethodNotFound(f"Method not found: {request.method}")
