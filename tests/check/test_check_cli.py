@@ -54,13 +54,20 @@ def test_a_line_that_cannot_run_is_one_line_and_status_2(words: list[str], said:
         (["--tool", "flies=x"], "'flies' is no role"),
         (["--tool", "slow"], "is not ROLE=NAME"),
         (["--budget", "-1"], "is not a number of frames"),
-        (["--group", "fleet"], "invalid choice: 'fleet'"),
+        (["--group", "auth"], "invalid choice: 'auth'"),
+        (["--fleet", "0"], "is not a number of sessions"),
     ],
 )
 def test_a_bad_option_is_refused_by_the_parser(words: list[str], said: str) -> None:
     done = backchannel("check", *words, "--", sys.executable, BROKEN)
     assert done.returncode == 2
     assert said in done.stderr
+
+
+def test_the_fleet_group_needs_its_number_of_sessions() -> None:
+    done = backchannel("check", "--group", "fleet", "http://127.0.0.1:9/mcp")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "backchannel check: --group fleet needs --fleet N (how many sessions at once)"
 
 
 def test_a_bad_config_names_the_file_and_the_key(tmp_path: Path) -> None:

@@ -55,6 +55,8 @@ class CheckOptions:
     config: PlanConfig = field(default_factory=PlanConfig)
     load: bool | None = None
     sessions: int = 64
+    #: The fleet group's concurrent sessions (0: the group does not run).
+    fleet: int = 0
     seed: int = 20260728
     say: Callable[[str], None] | None = None
 
@@ -142,9 +144,10 @@ class Run:
         capabilities: dict[str, Any] | None = None,
         log_level: str | None = None,
         timeout: float | None = None,
+        fresh_connections: bool = False,
     ) -> Wire:
         return Wire(
-            self.target.transport(),
+            self.target.transport(fresh_connections=fresh_connections),
             era,
             capabilities=capabilities,
             log_level=log_level,
@@ -166,10 +169,14 @@ class Run:
         log_level: str | None = None,
         timeout: float | None = None,
         initialize: bool = True,
+        fresh_connections: bool = False,
     ) -> AsyncIterator[Wire]:
         """A fresh connection in ``era``, introduced (``initialize`` in the handshake era);
-        ``NoSession`` when the server would not have it."""
-        wire = self.wire(era, capabilities=capabilities, log_level=log_level, timeout=timeout)
+        ``NoSession`` when the server would not have it. ``fresh_connections``: every request
+        on a TCP connection of its own."""
+        wire = self.wire(
+            era, capabilities=capabilities, log_level=log_level, timeout=timeout, fresh_connections=fresh_connections
+        )
         try:
             try:
                 await wire.start()
@@ -320,6 +327,7 @@ class Run:
 async def run_checks(target: Target, options: CheckOptions | None = None) -> Report:
     """Run every group of checks on ``target``; the report card."""
     from . import asking, eras, robustness, utilities
+    from .fleet import CHECKS as FLEET_CHECKS
 
     options = options or CheckOptions()
     run = Run(target, options)
@@ -330,6 +338,7 @@ async def run_checks(target: Target, options: CheckOptions | None = None) -> Rep
         "eras": eras.CHECKS,
         "second-layer": (*asking.CHECKS, *utilities.CHECKS),
         "robustness": robustness.CHECKS,
+        "fleet": FLEET_CHECKS,
     }
     for group in GROUPS:
         if group not in options.groups:

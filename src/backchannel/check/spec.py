@@ -23,6 +23,7 @@ GROUPS: dict[str, str] = {
     "eras": "Eras and versions",
     "second-layer": "Second layer, server side",
     "robustness": "Lifecycle and robustness",
+    "fleet": "Fleet (--fleet N)",
 }
 
 _OLD = "2025-11-25"
@@ -774,6 +775,40 @@ _check(
 )
 _check("http.slow-body", "robustness", "slow request bodies do not stall other clients", _PING)
 _check("http.sessions", "robustness", "many open sessions: a new client is still answered (or refused clearly)", _PING)
+
+# -- Fleet -------------------------------------------------------------------------------------------
+
+_ANY_CONNECTION = _r(
+    _NEW, "basic/index.mdx:196", "Statelessness", "SHOULD NOT", "servers do not require the same connection or process"
+)
+_check(
+    "fleet.sessions",
+    "fleet",
+    "concurrent sessions, each request on a fresh connection, are all answered",
+    _r(
+        _OLD,
+        "basic/transports.mdx:207",
+        "Session Management",
+        "MUST",
+        "the session is the MCP-Session-Id header on every request",
+    ),
+    _ANY_CONNECTION,
+)
+_check(
+    "fleet.answer-elsewhere",
+    "fleet",
+    "the answer to a question, posted on a fresh connection, reaches the call",
+    _r(_OLD, "basic/transports.mdx:88", "Sending Messages to the Server", "MUST", "every client message is a new POST"),
+    _ANY_CONNECTION,
+)
+_check(
+    "fleet.resume-elsewhere",
+    "fleet",
+    "a broken stream resumes on a fresh connection (GET with Last-Event-ID)",
+    _r(
+        _OLD, "basic/transports.mdx:181", "Resumability and Redelivery", "MAY", "the server replays after Last-Event-ID"
+    ),
+)
 
 
 def spec_of(check_id: str, revision: str | None = None) -> Rule:

@@ -165,20 +165,29 @@ class Target:
         except ValueError:
             return False
 
-    def transport(self) -> Transport:
-        """A fresh transport: a new process, or a new HTTP client."""
+    def transport(self, *, fresh_connections: bool = False) -> Transport:
+        """A fresh transport: a new process, or a new HTTP client; with ``fresh_connections``,
+        one that opens a new TCP connection for every request (a load balancer may send each
+        to another worker)."""
         if self.command is not None:
             command, *args = self.command
             env = dict(self.env) if self.env is not None else None
             return CheckedStdio(command, args, show_stderr=self.show_stderr, env=env, cwd=self.cwd)
         assert self.url is not None
-        return CheckedHttp(self.url, headers=dict(self.headers), auth=self.auth)
+        if not fresh_connections:
+            return CheckedHttp(self.url, headers=dict(self.headers), auth=self.auth)
+        transport = CheckedHttp(self.url, headers=dict(self.headers), auth=self.auth, httpx_client=self.raw_http(False))
+        transport.owns_client = True  # closed with the transport
+        return transport
 
-    def raw_http(self) -> httpx2.AsyncClient:
-        """A plain HTTP client for the checks that send what no MCP client would (closed by the caller)."""
+    def raw_http(self, keep_alive: bool = True) -> httpx2.AsyncClient:
+        """A plain HTTP client for the checks that send what no MCP client would (closed by the
+        caller); without ``keep_alive``, each request on a connection of its own."""
         import httpx2
 
-        return httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=30), headers=dict(self.headers), auth=self.auth)
+        limits = httpx2.Limits() if keep_alive else httpx2.Limits(max_keepalive_connections=0)
+        timeout = httpx2.Timeout(30, read=None) if not keep_alive else httpx2.Timeout(30, read=30)
+        return httpx2.AsyncClient(timeout=timeout, headers=dict(self.headers), auth=self.auth, limits=limits)
 
     def environment(self) -> dict[str, str]:
         return {**os.environ, **(self.env or {})}

@@ -44,6 +44,9 @@ def run_check(args: argparse.Namespace) -> int:
     except (_Refused, ConfigError, ValueError) as exc:
         print(f"{_PREFIX}: {exc}", file=sys.stderr)
         return 2
+    if args.group and "fleet" in args.group and not args.fleet:
+        print(f"{_PREFIX}: --group fleet needs --fleet N (how many sessions at once)", file=sys.stderr)
+        return 2
     eras = ("handshake", "stateless") if args.era == "auto" else (args.era,)
     options = CheckOptions(
         budget=config.budget if config.budget is not None else 300,
@@ -53,6 +56,7 @@ def run_check(args: argparse.Namespace) -> int:
         config=config,
         load=True if args.load else None,
         sessions=args.sessions,
+        fleet=args.fleet or 0,
         seed=args.seed,
         say=None if args.quiet else (lambda line: print(f"{_PREFIX}: {line}", file=sys.stderr, flush=True)),
     )
@@ -121,7 +125,8 @@ def _login(args: argparse.Namespace, headers: dict[str, str]) -> Any:
 _CHECK = """A report card for any MCP server, in any language: which eras and revisions it speaks;
 how it asks (forms, URLs, roots, sampling), completes, reports progress, takes a cancellation
 and logs, on the tools it offers; how it stands malformed, oversized and fuzzed input; and over
-HTTP, its Origin and Host checks, unknown sessions, slow bodies and many sessions. Each check
+HTTP, its Origin and Host checks, unknown sessions, slow bodies and many sessions, and with
+--fleet N whether it needs sticky sessions. Each check
 names the line of the specification it tests (docs/check.md lists them); a failure shows what
 was sent and what came back.
 
@@ -183,7 +188,7 @@ def add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--group",
         action="append",
         default=None,
-        choices=("eras", "second-layer", "robustness"),
+        choices=("eras", "second-layer", "robustness", "fleet"),
         help="run only this group of checks (repeatable)",
     )
     check.add_argument(
@@ -197,6 +202,14 @@ def add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         default=64,
         metavar="N",
         help="HTTP: sessions the session check opens (default 64)",
+    )
+    check.add_argument(
+        "--fleet",
+        type=lambda text: _whole_number(text, 1, 1000, "a number of sessions"),
+        default=None,
+        metavar="N",
+        help="HTTP: the fleet checks with N sessions at once, every request on its own connection: "
+        "does the server need sticky sessions?",
     )
     check.add_argument("--seed", type=int, default=20260728, help="the fuzzer's seed (the same seed, the same frames)")
     check.add_argument("--quiet", action="store_true", help="say nothing on stderr while checking")
