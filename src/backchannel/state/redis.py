@@ -126,6 +126,7 @@ class RedisState(SharedState):
     ``timeout``: the bound on connecting and on each socket read or write. While Redis
     is unreachable every call raises ``StateUnavailable`` after at most about two
     ``timeout`` s; the heartbeat and the subscriber keep trying and recover by themselves.
+    ``cluster``: ``url`` is one node of a Redis Cluster (``redis_link.Link`` says how it is used).
     """
 
     def __init__(
@@ -136,6 +137,7 @@ class RedisState(SharedState):
         heartbeat: float = 0.5,
         lease: float = 1.5,
         timeout: float = 1.0,
+        cluster: bool = False,
     ) -> None:
         if not 0 < heartbeat < lease:
             raise ValueError(f"the heartbeat ({heartbeat} s) must be positive and shorter than the lease ({lease} s)")
@@ -146,7 +148,7 @@ class RedisState(SharedState):
         self.prefix = prefix
         self.heartbeat = heartbeat
         self.lease = lease
-        self._link = Link(url, timeout=timeout)
+        self._link = Link(url, timeout=timeout, cluster=cluster)
         self._watched: dict[str, Watched] = {}
         self._link.on_lost = self._lost
         client = self._link.client
@@ -274,7 +276,7 @@ class RedisState(SharedState):
     # ------------------------------------------------------------ messages
 
     async def publish(self, channel: str, message: bytes) -> int:
-        return int(await self._link.call("PUBLISH", self.prefix + channel, message))
+        return await self._link.publish(self.prefix + channel, message)
 
     def listen(self, channel: str, deliver: Callable[[bytes], None]) -> Callable[[], None]:
         if self._closed:

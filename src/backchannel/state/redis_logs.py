@@ -171,7 +171,13 @@ class LogWriter:
 
     async def _send(self, commands: list[tuple[Any, ...]]) -> list[Any]:
         """``commands`` in one write, and their replies (an error reply as its exception). A
-        connection that had served may have died with a Redis restart: once more, afresh."""
+        connection that had served may have died with a Redis restart: once more, afresh. On a
+        cluster the logs' keys live on several nodes: one pipeline, which writes once to each."""
+        if self._link.cluster:
+            pipeline = self._link.client.pipeline()
+            for command in commands:
+                pipeline.execute_command(*command)
+            return await pipeline.execute(raise_on_error=False)
         connection = self._connection
         if connection is None:
             connection = self._connection = self._link.new_connection()
