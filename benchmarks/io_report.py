@@ -111,7 +111,9 @@ def section(samples: Samples, reps: int, plan: IoPlan, when: str) -> str:
         "and the TypeScript SDK run stateless, as TM Dev Lab's servers and their own documentation for several "
         "workers do. Server CPU is every process of the server (a fleet's workers included); everything, the "
         "load generator, Redis and the API included, shares the machine's 2 cores, so the servers' req/s are "
-        "their capacity here, not on a core of their own.",
+        "their capacity here, not on a core of their own. With the machine shared (a load average above its 2 "
+        "cores) the req/s swing widely with the scheduler, from one repetition to the next; the CPU per request, "
+        "much less: it is the steadier comparison.",
         "",
         *_per_server(samples),
         "",
