@@ -3,6 +3,7 @@
     python benchmarks/contract_server.py stdio
     PORT=8123 python benchmarks/contract_server.py http      # http://127.0.0.1:8123/mcp
     PORT=8123 python benchmarks/contract_server.py http --redis redis://127.0.0.1:6379/0   # one worker of a fleet
+    PORT=8123 python benchmarks/contract_server.py http --redis-cluster redis://127.0.0.1:7000/0   # ... on a cluster
 
 Tools ``echo``, ``progress``, ``sleep``, ``ask``; prompt ``greet(word)`` whose ``word``
 completes from the contract's 10,000-word list (a ``Complete`` annotation); logging. The stdio mode never imports
@@ -67,17 +68,22 @@ def build() -> Server:
 
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
-    redis = sys.argv[3] if len(sys.argv) == 4 and sys.argv[2] == "--redis" else None
+    redis = sys.argv[3] if len(sys.argv) == 4 and sys.argv[2] in ("--redis", "--redis-cluster") else None
     server = build()
+    if redis is not None and sys.argv[2] == "--redis-cluster":  # one node of a Redis Cluster
+        from backchannel.state.redis import RedisState
+
+        server.use_state(RedisState(redis, cluster=True))
+        redis = None
     if mode == "stdio" and len(sys.argv) <= 2:
         server.run()
-    elif mode == "http" and (len(sys.argv) == 2 or redis is not None):
+    elif mode == "http" and (len(sys.argv) == 2 or len(sys.argv) == 4):
         # With --redis: one worker of a fleet (benchmarks/fleet_bench.py starts two behind nginx).
         # The driver is one client (one address, or nginx's) opening 1,000 idle sessions beside those
         # it measures with: no per-client share of them (docs/reliability.md, "Each client's share").
         server.run_http("127.0.0.1", int(os.environ.get("PORT", "8000")), redis=redis, max_sessions_per_client=None)
     else:
-        raise SystemExit(f"usage: {sys.argv[0]} stdio | http [--redis URL]")
+        raise SystemExit(f"usage: {sys.argv[0]} stdio | http [--redis URL | --redis-cluster URL]")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
@@ -152,20 +154,32 @@ def _wait_ready(port: int, timeout: float, log: Path) -> None:
 
 
 @contextlib.contextmanager
-def fleet_services(log_dir: Path) -> Iterator[Fleet]:
-    """Start Redis, the workers and nginx; stop them all on exit. Workers' output: ``log_dir``."""
+def _cluster_as_redis() -> Iterator[Any]:
+    """A three-master Redis Cluster (``tests/_redis_cluster.py``) where ``fleet_services`` wants a
+    Redis: ``.url`` its seed node, ``.process.pid`` the seed's (the others: ``.pids``)."""
+    from _redis_cluster import redis_cluster
+
+    with redis_cluster() as cluster:
+        yield SimpleNamespace(url=cluster.url, process=SimpleNamespace(pid=cluster.pids[0]), pids=cluster.pids)
+
+
+@contextlib.contextmanager
+def fleet_services(log_dir: Path, *, cluster: bool = False) -> Iterator[Fleet]:
+    """Start Redis (with ``cluster``: a Redis Cluster of three masters), the workers and nginx;
+    stop them all on exit. Workers' output: ``log_dir``."""
     nginx = _program("nginx")
     if nginx is None or missing_services():
         raise RuntimeError(missing_services() or "nginx not installed")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with contextlib.ExitStack() as stack:
-        redis = stack.enter_context(redis_server())
+        redis = stack.enter_context(_cluster_as_redis() if cluster else redis_server())
         assert redis.process is not None
         workers: list[tuple[int, subprocess.Popen[bytes], Path]] = []
         for number in range(WORKERS):  # all at once: they import and connect side by side
             port = free_port()
             out = log_dir / f"fleet-worker{number}.log"
-            argv = [sys.executable, str(HERE / "contract_server.py"), "http", "--redis", redis.url]
+            flag = "--redis-cluster" if cluster else "--redis"
+            argv = [sys.executable, str(HERE / "contract_server.py"), "http", flag, redis.url]
             with out.open("ab") as sink:
                 worker_env = {**env, "PORT": str(port)}
                 process = subprocess.Popen(
@@ -190,7 +204,7 @@ def fleet_services(log_dir: Path) -> Iterator[Fleet]:
             url=f"http://{LOOPBACK}:{port}/mcp",
             port=port,
             worker_ports=[p for p, _, _ in workers],
-            pids=[*worker_pids, redis.process.pid, proxy.pid],
+            pids=[*worker_pids, *getattr(redis, "pids", [redis.process.pid]), proxy.pid],
             worker_pids=worker_pids,
             redis_pid=redis.process.pid,
             redis_url=redis.url,
