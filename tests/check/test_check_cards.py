@@ -226,6 +226,7 @@ def _passes_everything(card: dict[str, Any], status: int, stderr: str) -> None:
                 "nothing is left to observe",
                 "closing a stream",
                 "answers initialize",
+                "asks for no authorization",
             )
         ), (check_id, why)
 
@@ -245,6 +246,8 @@ def test_our_everything_server_over_http_passes_everything_it_declares(tmp_path:
     ):
         assert seen.get(f"{http_only}@2025-11-25") == "pass", http_only
     assert seen.get("eras.unsupported-version-http@2026-07-28") == "pass"
+    for check_id in ("auth.challenge", "auth.metadata", "auth.invalid-token", "auth.audience", "auth.scope"):
+        assert seen.get(f"{check_id}@2025-11-25") == "n/a", check_id  # it asks for no authorization
 
 
 def test_our_everything_server_over_stdio_passes_everything_it_declares() -> None:

@@ -54,7 +54,7 @@ def test_a_line_that_cannot_run_is_one_line_and_status_2(words: list[str], said:
         (["--tool", "flies=x"], "'flies' is no role"),
         (["--tool", "slow"], "is not ROLE=NAME"),
         (["--budget", "-1"], "is not a number of frames"),
-        (["--group", "auth"], "invalid choice: 'auth'"),
+        (["--group", "tasks"], "invalid choice: 'tasks'"),
         (["--fleet", "0"], "is not a number of sessions"),
     ],
 )
@@ -68,6 +68,14 @@ def test_the_fleet_group_needs_its_number_of_sessions() -> None:
     done = backchannel("check", "--group", "fleet", "http://127.0.0.1:9/mcp")
     assert done.returncode == 2
     assert done.stderr.strip() == "backchannel check: --group fleet needs --fleet N (how many sessions at once)"
+
+
+def test_a_token_variable_that_is_not_set_is_one_line() -> None:
+    env_name = "BACKCHANNEL_CHECK_NO_SUCH_VARIABLE"
+    done = backchannel("check", "--foreign-token-env", env_name, "http://127.0.0.1:9/mcp")
+    assert done.returncode == 2
+    said = f"backchannel check: --foreign-token-env: the environment variable {env_name} is not set"
+    assert done.stderr.strip() == said
 
 
 def test_a_bad_config_names_the_file_and_the_key(tmp_path: Path) -> None:

@@ -57,6 +57,10 @@ class CheckOptions:
     sessions: int = 64
     #: The fleet group's concurrent sessions (0: the group does not run).
     fleet: int = 0
+    #: The auth group's tokens the person supplies: one the authorization server issued for
+    #: another resource, and one for this server without the scopes it needs.
+    foreign_token: str | None = None
+    weak_token: str | None = None
     seed: int = 20260728
     say: Callable[[str], None] | None = None
 
@@ -327,6 +331,7 @@ class Run:
 async def run_checks(target: Target, options: CheckOptions | None = None) -> Report:
     """Run every group of checks on ``target``; the report card."""
     from . import asking, eras, robustness, utilities
+    from .auth import CHECKS as AUTH_CHECKS
     from .fleet import CHECKS as FLEET_CHECKS
 
     options = options or CheckOptions()
@@ -339,6 +344,7 @@ async def run_checks(target: Target, options: CheckOptions | None = None) -> Rep
         "second-layer": (*asking.CHECKS, *utilities.CHECKS),
         "robustness": robustness.CHECKS,
         "fleet": FLEET_CHECKS,
+        "auth": AUTH_CHECKS,
     }
     for group in GROUPS:
         if group not in options.groups:

@@ -24,6 +24,7 @@ GROUPS: dict[str, str] = {
     "second-layer": "Second layer, server side",
     "robustness": "Lifecycle and robustness",
     "fleet": "Fleet (--fleet N)",
+    "auth": "Authorization",
 }
 
 _OLD = "2025-11-25"
@@ -807,6 +808,90 @@ _check(
     "a broken stream resumes on a fresh connection (GET with Last-Event-ID)",
     _r(
         _OLD, "basic/transports.mdx:181", "Resumability and Redelivery", "MAY", "the server replays after Last-Event-ID"
+    ),
+)
+
+# -- Authorization -----------------------------------------------------------------------------------
+
+_AUTH_STATUS = (
+    _r(
+        _OLD,
+        "basic/authorization.mdx:487",
+        "Error Handling",
+        "MUST",
+        "401 when authorization is required or the token invalid",
+    ),
+    _r(
+        _NEW,
+        "basic/authorization/index.mdx:317",
+        "Error Handling",
+        "MUST",
+        "401 when authorization is required or the token invalid",
+    ),
+)
+_check(
+    "auth.challenge",
+    "auth",
+    "a request without a token gets 401 with a Bearer challenge naming the metadata",
+    *_AUTH_STATUS,
+    _r(
+        _OLD,
+        "basic/authorization.mdx:93",
+        "Protected Resource Metadata Discovery Requirements",
+        "MUST",
+        "resource_metadata in the 401's WWW-Authenticate, or the metadata at a well-known URI",
+    ),
+)
+_check(
+    "auth.metadata",
+    "auth",
+    "the protected-resource metadata names this server and an authorization server",
+    _r(
+        _OLD,
+        "basic/authorization.mdx:80",
+        "Authorization Server Location",
+        "MUST",
+        "RFC 9728 metadata with authorization_servers",
+    ),
+    _r(_NEW, "basic/authorization/index.mdx:73", "Overview", "MUST", "MCP servers implement RFC 9728 metadata"),
+)
+_check(
+    "auth.invalid-token",
+    "auth",
+    "a token the server never issued gets 401",
+    _r(_OLD, "basic/authorization.mdx:475", "Token Handling", "MUST", "invalid or expired tokens get 401"),
+    _r(_NEW, "basic/authorization/index.mdx:289", "Token Handling", "MUST", "invalid or expired tokens get 401"),
+)
+_check(
+    "auth.audience",
+    "auth",
+    "a token issued for another resource gets 401 (--foreign-token-env)",
+    _r(_OLD, "basic/authorization.mdx:471", "Token Handling", "MUST", "tokens issued for this server as audience only"),
+    _r(
+        _NEW,
+        "basic/authorization/index.mdx:285",
+        "Token Handling",
+        "MUST",
+        "tokens issued for this server as audience only",
+    ),
+)
+_check(
+    "auth.scope",
+    "auth",
+    "a token without the scopes gets 403 insufficient_scope (--weak-token-env)",
+    _r(
+        _OLD,
+        "basic/authorization.mdx:505",
+        "Runtime Insufficient Scope Errors",
+        "SHOULD",
+        "403 with error=insufficient_scope",
+    ),
+    _r(
+        _NEW,
+        "basic/authorization/index.mdx:335",
+        "Runtime Insufficient Scope Errors",
+        "SHOULD",
+        "403 with error=insufficient_scope",
     ),
 )
 

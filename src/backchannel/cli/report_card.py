@@ -15,6 +15,7 @@ from __future__ import annotations
 __all__ = ["run_check"]
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -47,6 +48,12 @@ def run_check(args: argparse.Namespace) -> int:
     if args.group and "fleet" in args.group and not args.fleet:
         print(f"{_PREFIX}: --group fleet needs --fleet N (how many sessions at once)", file=sys.stderr)
         return 2
+    tokens: dict[str, str | None] = {}
+    for option, name in (("--foreign-token-env", args.foreign_token_env), ("--weak-token-env", args.weak_token_env)):
+        tokens[option] = os.environ.get(name) if name else None
+        if name and not tokens[option]:
+            print(f"{_PREFIX}: {option}: the environment variable {name} is not set", file=sys.stderr)
+            return 2
     eras = ("handshake", "stateless") if args.era == "auto" else (args.era,)
     options = CheckOptions(
         budget=config.budget if config.budget is not None else 300,
@@ -57,6 +64,8 @@ def run_check(args: argparse.Namespace) -> int:
         load=True if args.load else None,
         sessions=args.sessions,
         fleet=args.fleet or 0,
+        foreign_token=tokens["--foreign-token-env"],
+        weak_token=tokens["--weak-token-env"],
         seed=args.seed,
         say=None if args.quiet else (lambda line: print(f"{_PREFIX}: {line}", file=sys.stderr, flush=True)),
     )
@@ -126,7 +135,8 @@ _CHECK = """A report card for any MCP server, in any language: which eras and re
 how it asks (forms, URLs, roots, sampling), completes, reports progress, takes a cancellation
 and logs, on the tools it offers; how it stands malformed, oversized and fuzzed input; and over
 HTTP, its Origin and Host checks, unknown sessions, slow bodies and many sessions, and with
---fleet N whether it needs sticky sessions. Each check
+--fleet N whether it needs sticky sessions; a protected server's challenge, metadata and token
+checks. Each check
 names the line of the specification it tests (docs/check.md lists them); a failure shows what
 was sent and what came back.
 
@@ -188,7 +198,7 @@ def add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--group",
         action="append",
         default=None,
-        choices=("eras", "second-layer", "robustness", "fleet"),
+        choices=("eras", "second-layer", "robustness", "fleet", "auth"),
         help="run only this group of checks (repeatable)",
     )
     check.add_argument(
@@ -210,6 +220,20 @@ def add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         metavar="N",
         help="HTTP: the fleet checks with N sessions at once, every request on its own connection: "
         "does the server need sticky sessions?",
+    )
+    check.add_argument(
+        "--foreign-token-env",
+        default=None,
+        metavar="NAME",
+        help="HTTP, auth: the environment variable holding a token the server's authorization server issued "
+        "for another resource (it must get 401)",
+    )
+    check.add_argument(
+        "--weak-token-env",
+        default=None,
+        metavar="NAME",
+        help="HTTP, auth: the environment variable holding a token for this server without the scopes it needs "
+        "(it must get 403 insufficient_scope)",
     )
     check.add_argument("--seed", type=int, default=20260728, help="the fuzzer's seed (the same seed, the same frames)")
     check.add_argument("--quiet", action="store_true", help="say nothing on stderr while checking")
