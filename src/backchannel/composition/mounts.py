@@ -272,7 +272,7 @@ class Mounts(Generic[S]):
                     if not mount.prefix and self.hidden(field, item[field], own_names):
                         continue  # served by another: a call of it would not reach this mount
                     renamed = mount.name(item[field]) if field == "name" else mount.uri(item[field])
-                    items.append({**item, field: renamed})
+                    items.append(_with_app_uri({**item, field: renamed}, mount))
         cursor = request.params.get("cursor")
         chosen, next_cursor = self._paginate(f"merged {request.method}", items, cursor, own.page_size)
         result: dict[str, Any] = {key: list(chosen)}
@@ -328,3 +328,17 @@ def _serves_uri(own: MountingServer, uri: Any) -> bool:
     return isinstance(uri, str) and (
         uri in registry.resources or any(t.template.match(uri) is not None for t in registry.templates)
     )
+
+
+def _with_app_uri(item: dict[str, Any], mount: Mount[Any]) -> dict[str, Any]:
+    """A mounted tool whose MCP App is the mount's ``ui://`` resource names it as the mounting
+    server lists it (``ev+ui://...``), so a host reads it through the mount."""
+    meta = item.get("_meta")
+    ui = meta.get("ui") if isinstance(meta, dict) else None
+    if not mount.prefix or not isinstance(ui, dict) or not isinstance(ui.get("resourceUri"), str):
+        return item
+    assert isinstance(meta, dict)
+    renamed_meta = {**meta, "ui": {**ui, "resourceUri": mount.uri(ui["resourceUri"])}}
+    if isinstance(meta.get("ui/resourceUri"), str):  # the deprecated flat key, as the official helper writes it
+        renamed_meta["ui/resourceUri"] = mount.uri(meta["ui/resourceUri"])
+    return {**item, "_meta": renamed_meta}
