@@ -330,7 +330,7 @@ class Run:
 
 async def run_checks(target: Target, options: CheckOptions | None = None) -> Report:
     """Run every group of checks on ``target``; the report card."""
-    from . import asking, eras, robustness, utilities
+    from . import asking, eras, robustness, tasks, utilities
     from .auth import CHECKS as AUTH_CHECKS
     from .fleet import CHECKS as FLEET_CHECKS
 
@@ -341,7 +341,7 @@ async def run_checks(target: Target, options: CheckOptions | None = None) -> Rep
     await run.survey()
     groups: dict[str, Sequence[CheckFunction]] = {
         "eras": eras.CHECKS,
-        "second-layer": (*asking.CHECKS, *utilities.CHECKS),
+        "second-layer": (*asking.CHECKS, *utilities.CHECKS, *tasks.CHECKS),
         "robustness": robustness.CHECKS,
         "fleet": FLEET_CHECKS,
         "auth": AUTH_CHECKS,

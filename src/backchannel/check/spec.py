@@ -896,6 +896,47 @@ _check(
 )
 
 
+# -- Tasks (2025-11-25 capabilities.tasks) -----------------------------------------------------------
+
+_TASKS = "basic/utilities/tasks.mdx"
+_check(
+    "tasks.create",
+    "second-layer",
+    "a task-augmented tools/call gets a CreateTaskResult, the task working",
+    _r(_OLD, f"{_TASKS}:463", "Result Retrieval", "MUST", "an accepted task-augmented request gets a CreateTaskResult"),
+)
+_check(
+    "tasks.status",
+    "second-layer",
+    "tasks/get shows the task's status move only along the legal paths, to a terminal one",
+    _r(_OLD, f"{_TASKS}:404", "Task Status Lifecycle", "MUST", "tasks move only along the valid paths"),
+)
+_check(
+    "tasks.fields",
+    "second-layer",
+    "every task answer carries createdAt, lastUpdatedAt and ttl",
+    _r(_OLD, f"{_TASKS}:454", "TTL and Resource Management", "MUST", "createdAt in all task responses"),
+)
+_check(
+    "tasks.result",
+    "second-layer",
+    "tasks/result of a finished task returns the tool's result, tied to the task",
+    _r(_OLD, f"{_TASKS}:464", "Result Retrieval", "MUST", "tasks/result returns the underlying request's result"),
+)
+_check(
+    "tasks.cancel",
+    "second-layer",
+    "tasks/cancel leaves the task cancelled, and it stays cancelled",
+    _r(_OLD, f"{_TASKS}:495", "Task Cancellation", "MUST", "a cancelled task is cancelled before the answer"),
+)
+_check(
+    "tasks.cancel-terminal",
+    "second-layer",
+    "tasks/cancel of a finished task gets -32602",
+    _r(_OLD, f"{_TASKS}:494", "Task Cancellation", "MUST", "cancelling a terminal task is -32602"),
+)
+
+
 def spec_of(check_id: str, revision: str | None = None) -> Rule:
     """The rule check ``check_id`` tests at ``revision``."""
     return CHECKS[check_id].rule_for(revision)
