@@ -214,6 +214,8 @@ def _passes_everything(card: dict[str, Any], status: int, stderr: str) -> None:
             "logging.secrets",
         ):
             assert seen.get(f"{check_id}@{revision}") == "pass", (check_id, revision)
+    for check_id in ("tasks.create", "tasks.status", "tasks.fields", "tasks.result", "tasks.cancel"):
+        assert seen.get(f"{check_id}@2025-11-25") == "pass", check_id
     not_applicable = {
         entry["id"]: entry["evidence"]["summary"] for entry in card["checks"] if entry["verdict"] == "n/a"
     }
@@ -227,6 +229,7 @@ def _passes_everything(card: dict[str, Any], status: int, stderr: str) -> None:
                 "closing a stream",
                 "answers initialize",
                 "asks for no authorization",
+                "the 2026-07-28 tasks extension",
             )
         ), (check_id, why)
 
