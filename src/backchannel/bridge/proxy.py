@@ -27,6 +27,7 @@ from ..server.tools import RegisteredTool
 from ..state.sealer import StateSealer
 from ..types.errors import InvalidParams, MethodNotFound, UpstreamUnavailable
 from ..types.tasks import TASKS_EXTENSION
+from ..types.versions import Era
 from .upstream import Upstream, UpstreamClient, UpstreamSpec
 
 #: The upstream's capabilities the proxy offers in turn (their sub-flags as the upstream has them).
@@ -68,11 +69,11 @@ class Proxy(Server):
         ``Mcp-Param-*`` headers against it, as any server that reads the body must (SEP-2243)."""
         return self.upstream.tools.get(name)
 
-    async def ready(self, declared: dict[str, Any] | None) -> None:
+    async def ready(self, declared: dict[str, Any] | None, era: Era | None = None) -> None:
         """Connect the upstream (as a mount, before the mounting server says what it offers); one
         that can't be reached is logged in one line, and this proxy offers nothing until it can."""
         with contextlib.suppress(UpstreamUnavailable):
-            await self.upstream.client_for(declared)
+            await self.upstream.client_for(declared, era)
 
     def answer_now(self, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
         """Nothing is answered inline: every answer comes from upstream."""

@@ -273,6 +273,7 @@ class Upstream:
         #: Told each notification of the upstream the bridge passes on (list changes, resource updates...).
         self.on_notification = notified
         self._clients: dict[bytes, UpstreamClient] = {}
+        self._last: UpstreamClient | None = None
         self._connecting = asyncio.Lock()
         self._calls: dict[UpstreamClient, list[_Call]] = {}
         self._held: dict[str, _Held] = {}
@@ -302,9 +303,10 @@ class Upstream:
         in that era when it speaks it (the same era both sides: questions, keys and states pass as
         they are), else in the other."""
         carried = carried_capabilities(declared)
-        key = _key_of([carried, era if self.spec.era == "auto" else None])
+        key = _key_of([carried, self._era_met(era)])
         client = self._clients.get(key)
         if client is not None and not client.connection.closed.is_set():
+            self._last = client
             return client
         async with self._connecting:
             client = self._clients.get(key)
@@ -314,10 +316,22 @@ class Upstream:
                 await self._drop(client)
             client = await self._connected(carried, era)
             client.request_timeout = None  # forwarded requests wait as long as their callers do
+            self._clients[_key_of([carried, client.session.era if self.spec.era == "auto" else None])] = client
             self._clients[key] = client
+            self._last = client
             if client.session.era == "stateless":  # its list changes come on a listen stream only
                 self._listen_for_lists(client)
             return client
+
+    def _era_met(self, era: Era | None) -> Era | None:
+        """The era a client for a downstream client of ``era`` meets the upstream in, as far as
+        known now (None: whatever the spec says): the preferred one, unless the upstream refused it."""
+        if self.spec.era != "auto":
+            return None
+        preferred: Era = era or "handshake"
+        if preferred in self._refused:
+            return "stateless" if preferred == "handshake" else "handshake"
+        return preferred
 
     async def _connected(self, carried: dict[str, Any], preferred: Era | None) -> UpstreamClient:
         """A new client of the upstream, connected. ``era="auto"`` tries ``preferred`` (the downstream
@@ -408,7 +422,11 @@ class Upstream:
 
     @property
     def connected(self) -> UpstreamClient | None:
-        """A connected client, if any (what the upstream offers is read from it)."""
+        """A connected client, if any (what the upstream offers is read from it, a resource watched
+        with it): the one a downstream request used last, when it is still connected."""
+        last = self._last
+        if last is not None and not last.connection.closed.is_set():
+            return last
         for client in self._clients.values():
             if not client.connection.closed.is_set():
                 return client

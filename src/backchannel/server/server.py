@@ -26,7 +26,7 @@ from ..state.sealer import StateSealer
 from ..transports.base import Transport
 from ..types.errors import MethodNotFound
 from ..types.methods import requests_served
-from ..types.versions import VERSIONS
+from ..types.versions import VERSIONS, Era
 from .completion_request import CompletionLimit
 from .connection_state import ConnectionState
 from .context import CURRENT_CONTEXT, Context
@@ -347,11 +347,12 @@ class Server:
     def unwatch_resource(self, uri: str) -> None:
         """The listening ``watch_resource`` began has ended."""
 
-    async def ready(self, declared: dict[str, Any] | None) -> None:
-        """Before a client is told what this server offers: every mount is ready to say what it
-        offers (a remote one connected; one that can't be is left out, with one line logged)."""
+    async def ready(self, declared: dict[str, Any] | None, era: Era | None = None) -> None:
+        """Before a client (of ``era``, that declared ``declared``) is told what this server offers:
+        every mount is ready to say what it offers (a remote one connected, in that client's era
+        where it can be; one that can't be is left out, with one line logged)."""
         for mount in self.mounts or ():
-            await mount.server.ready(declared)
+            await mount.server.ready(declared, era)
 
     # ----------------------------------------------------------- hosting
 
@@ -580,7 +581,7 @@ class Server:
         method = request.method
         if method in ("initialize", "server/discover"):
             declared = request.params.get("capabilities") if method == "initialize" else request.client_capabilities
-            await self.ready(declared if isinstance(declared, dict) else None)
+            await self.ready(declared if isinstance(declared, dict) else None, request.era)
         if method == "subscriptions/listen":  # its mounts' resources watched while it listens
             return await mounts.listening(request, lambda: self.own_answer(request, connection))
         if method in mounts.lists:  # its own items from their first page on: the client's cursor is the merged list's
