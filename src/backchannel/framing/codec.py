@@ -53,10 +53,11 @@ def decode_json(data: bytes | str, *, max_depth: int = MAX_NESTING_DEPTH) -> Any
     except RecursionError:
         raise ParseError(_too_deep(max_depth)) from None
     # Counting brackets is a C loop; only a message with more openers than the limit
-    # (a long list of objects, or a deep one) pays for the walk. A message shorter than the
-    # limit cannot hold that many openers: most messages skip the count too.
+    # (a long list of objects, or a deep one) pays for the walk. A message that decoded closes
+    # each opener it holds, so one of no more than twice the limit in length cannot nest past
+    # it: most messages skip the count too.
     if (
-        len(data) > max_depth
+        len(data) > 2 * max_depth
         and (data.count(b"[") + data.count(b"{") if isinstance(data, bytes) else data.count("[") + data.count("{"))
         > max_depth
         and nesting_exceeds(value, max_depth)

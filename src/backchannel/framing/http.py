@@ -26,6 +26,7 @@ __all__ = [
     "LOCALHOST_ORIGINS",
     "MAX_SAFE_INTEGER",
     "NAMED_METHODS",
+    "HostOriginCheck",
     "Rejection",
     "XMcpHeaderError",
     "check_accept",
@@ -177,7 +178,44 @@ def check_host_and_origin(
     return None
 
 
-@functools.lru_cache(maxsize=256)
+class HostOriginCheck:
+    """``check_host_and_origin`` for one endpoint's allowed hosts and origins, each decision kept
+    per (``Host``, ``Origin``) pair: a client sends the same pair on every request, and the
+    decision depends on nothing else. At most ``size`` pairs are kept (all are forgotten when one
+    more comes), so a client sending a new ``Host`` each time costs time, never memory. A
+    ``Rejection`` kept here is shared by the requests it refuses: send it, don't change it."""
+
+    __slots__ = ("_decided", "allowed_hosts", "allowed_origins", "size")
+
+    def __init__(
+        self,
+        allowed_hosts: Collection[str] = LOCALHOST_HOSTS,
+        allowed_origins: Collection[str] = LOCALHOST_ORIGINS,
+        *,
+        size: int = 1024,
+    ) -> None:
+        self.allowed_hosts = tuple(allowed_hosts)
+        self.allowed_origins = tuple(allowed_origins)
+        self.size = size
+        self._decided: dict[tuple[str | None, str | None], Rejection | None] = {}
+
+    def __call__(self, headers: Mapping[str, str]) -> Rejection | None:
+        """None when the request may go on, else the 403 to send (as ``check_host_and_origin``)."""
+        pair = (headers.get("host"), headers.get("origin"))
+        decided = self._decided
+        try:
+            return decided[pair]
+        except KeyError:
+            pass
+        decision = check_host_and_origin(
+            headers, allowed_hosts=self.allowed_hosts, allowed_origins=self.allowed_origins
+        )
+        if len(decided) >= self.size:
+            decided.clear()
+        decided[pair] = decision
+        return decision
+
+
 def _missing_types(accept: str, required: tuple[str, ...]) -> tuple[str, ...]:
     types = _accepted_types(accept)
     return tuple(media for media in required if not _accepts(types, media))
@@ -215,12 +253,23 @@ def check_accept(method: str, headers: Mapping[str, str]) -> Rejection | None:
     ``*/*`` or ``type/*`` ranges count, since curl and some HTTP libraries send
     exactly those. ``q=0`` excludes a type.
     """
-    accept = _header(headers, "accept")
+    accept = headers.get("accept")
     if accept is None:
         return None
-    needed = {"POST": ("application/json", "text/event-stream"), "GET": ("text/event-stream",)}
-    required = needed.get(method.upper(), ())
-    if not _missing_types(accept, required):
+    return _accept_refusal(method, accept)
+
+
+_ACCEPT_NEEDED: Mapping[str, tuple[str, ...]] = {
+    "POST": ("application/json", "text/event-stream"),
+    "GET": ("text/event-stream",),
+}
+
+
+@functools.lru_cache(maxsize=256)
+def _accept_refusal(method: str, accept: str) -> Rejection | None:
+    """``check_accept``'s decision for one method and ``Accept`` value (kept: a shared ``Rejection``)."""
+    required = _ACCEPT_NEEDED.get(method.upper(), ())
+    if not _missing_types(accept.strip(" \t"), required):
         return None
     return _reject(406, InvalidRequest(f"Not Acceptable: the client must accept {' and '.join(required)}"))
 
@@ -237,24 +286,32 @@ def parse_post_body(headers: Mapping[str, str], body: bytes, *, max_bytes: int) 
     with -32600 for a batch (removed in 2025-06-18; no revision we serve over
     HTTP uses it) or any other non-object.
     """
-    content_type = _header(headers, "content-type") or ""
-    if not _is_json_utf8(content_type):
-        shown = repr(content_type) if content_type else "missing"
-        return _reject(415, InvalidRequest(f"Unsupported Media Type: Content-Type is {shown}, not application/json"))
+    refused = _content_type_refusal(headers.get("content-type"))
+    if refused is not None:
+        return refused
     if len(body) > max_bytes:
         return _reject(413, InvalidRequest(f"Payload Too Large: the body exceeds {max_bytes} bytes"))
     try:
         message = decode_json(body)
     except ParseError as exc:  # bad JSON, or nested deeper than codec.MAX_NESTING_DEPTH
         return _reject(400, exc)
+    if type(message) is dict:  # (what the decoder makes of an object)
+        return message
     if isinstance(message, list):
         return _reject(400, InvalidRequest("JSON-RPC batches are not supported; send one message per POST"))
-    if not isinstance(message, dict):
-        return _reject(400, InvalidRequest("the body must be a JSON-RPC message object"))
-    return message
+    return _reject(400, InvalidRequest("the body must be a JSON-RPC message object"))
 
 
 @functools.lru_cache(maxsize=256)
+def _content_type_refusal(raw: str | None) -> Rejection | None:
+    """``parse_post_body``'s decision on one ``Content-Type`` value (kept: a shared ``Rejection``)."""
+    content_type = raw.strip(" \t") if raw is not None else ""
+    if _is_json_utf8(content_type):
+        return None
+    shown = repr(content_type) if content_type else "missing"
+    return _reject(415, InvalidRequest(f"Unsupported Media Type: Content-Type is {shown}, not application/json"))
+
+
 def _is_json_utf8(content_type: str) -> bool:
     media, *params = (part.strip().lower() for part in content_type.split(";"))
     charset_ok = all(
@@ -274,30 +331,35 @@ def classify_message(message: dict[str, Any]) -> Literal["request", "notificatio
     requests; stateless-era clients never do.
     """
     request_id = message.get("id")
-
-    def invalid(reason: str) -> Rejection:
-        return _reject(400, InvalidRequest(f"Invalid Request: {reason}"), request_id)
-
     if message.get("jsonrpc") != "2.0":
-        return invalid('"jsonrpc" must be "2.0"')
+        return _invalid('"jsonrpc" must be "2.0"', request_id)
     has_id = "id" in message
     if has_id and _valid_id(request_id) is None and not (request_id is None and "method" not in message):
-        return invalid('"id" must be a string or an integer')
-    if "method" in message:
-        if not isinstance(message["method"], str):
-            return invalid('"method" must be a string')
+        return _invalid('"id" must be a string or an integer', request_id)
+    method = message.get("method", _ABSENT)
+    if method is not _ABSENT:
+        if not isinstance(method, str):
+            return _invalid('"method" must be a string', request_id)
         if "result" in message or "error" in message:
-            return invalid("a message cannot have both a method and a result or error")
-        if "params" in message and not isinstance(message["params"], dict):
-            return invalid('"params" must be an object')
+            return _invalid("a message cannot have both a method and a result or error", request_id)
+        params = message.get("params", _ABSENT)
+        if params is not _ABSENT and not isinstance(params, dict):
+            return _invalid('"params" must be an object', request_id)
         return "request" if has_id else "notification"
     if not has_id:
-        return invalid('a message needs a "method" or an "id"')
+        return _invalid('a message needs a "method" or an "id"', request_id)
     if ("result" in message) == ("error" in message):
-        return invalid('a response has exactly one of "result" and "error"')
+        return _invalid('a response has exactly one of "result" and "error"', request_id)
     if "error" in message and not isinstance(message["error"], dict):
-        return invalid('"error" must be an object')
+        return _invalid('"error" must be an object', request_id)
     return "response"
+
+
+_ABSENT = object()
+
+
+def _invalid(reason: str, request_id: object) -> Rejection:
+    return _reject(400, InvalidRequest(f"Invalid Request: {reason}"), request_id)
 
 
 # -- handshake era: MCP-Protocol-Version ----------------------------------------------

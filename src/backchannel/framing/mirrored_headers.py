@@ -281,10 +281,6 @@ def check_stateless_headers(
     """
     request_id = message.get("id")
     is_request = "id" in message
-
-    def mismatch(text: str) -> Rejection:
-        return _reject(400, HeaderMismatch(f"Header mismatch: {text}"), request_id)
-
     params = message.get("params")
     params = params if isinstance(params, dict) else {}
     meta = params.get("_meta")
@@ -292,19 +288,24 @@ def check_stateless_headers(
     if is_request and not isinstance(body_version, str):
         return _reject(400, InvalidParams(f"params._meta is missing the required {PROTOCOL_VERSION!r}"), request_id)
 
-    version = _header(headers, "mcp-protocol-version")
+    # (each header read as ``rejection.header`` reads it: surrounding spaces and tabs stripped)
+    version = headers.get("mcp-protocol-version")
+    if version is not None:
+        version = version.strip(" \t")
     if not version:
-        return mismatch("the required MCP-Protocol-Version header is missing")
+        return _mismatch("the required MCP-Protocol-Version header is missing", request_id)
     if body_version is not None and version != body_version:
-        return mismatch(f"MCP-Protocol-Version header value {version!r} does not match body value {body_version!r}")
+        return _mismatch(
+            f"MCP-Protocol-Version header value {version!r} does not match body value {body_version!r}", request_id
+        )
 
     method = message.get("method")
-    header_method = _header(headers, "mcp-method")
+    header_method = headers.get("mcp-method")
     if header_method is None:
         if is_request:
-            return mismatch("the required Mcp-Method header is missing")
-    elif header_method != method:
-        return mismatch(f"Mcp-Method header value {header_method!r} does not match body value {method!r}")
+            return _mismatch("the required Mcp-Method header is missing", request_id)
+    elif (header_method := header_method.strip(" \t")) != method:
+        return _mismatch(f"Mcp-Method header value {header_method!r} does not match body value {method!r}", request_id)
 
     source = NAMED_METHODS.get(method) if isinstance(method, str) and is_request else None
     if source is not None:
@@ -314,30 +315,46 @@ def check_stateless_headers(
         # A task id's header only routes the client's own later requests (SEP-2663): one left out
         # is tolerated, as the official Python SDK 2.3.0 (under FastMCP's tasks) leaves it out.
         tolerated = method in _NAME_MAY_BE_MISSING and _header(headers, "mcp-name") is None
-        problem = None if tolerated else _compare_header(headers, "Mcp-Name", body_name)
+        problem = None if tolerated else _compare_header(headers, "mcp-name", "Mcp-Name", body_name)
         if problem is not None:
-            return mismatch(problem)
+            return _mismatch(problem, request_id)
 
     if method == "tools/call" and is_request and param_headers:
         arguments = params.get("arguments")
         for name, path in param_headers.items():
             header_name = f"Mcp-Param-{name}"
+            key = header_name.lower()
             value = _argument(arguments, path)
             if value is _MISSING or value is None:
-                if _header(headers, header_name.lower()) is not None:
-                    return mismatch(f"{header_name} header is present but the argument is absent or null")
+                if _header(headers, key) is not None:
+                    return _mismatch(f"{header_name} header is present but the argument is absent or null", request_id)
                 continue
-            problem = _compare_header(headers, header_name, value)
+            problem = _compare_header(headers, key, header_name, value)
             if problem is not None:
-                return mismatch(problem)
+                return _mismatch(problem, request_id)
     return None
 
 
-def _compare_header(headers: Mapping[str, str], name: str, body: Any) -> str | None:
-    """Why header ``name`` does not carry ``body``, or None when it does."""
-    raw = _header(headers, name.lower())
+def _mismatch(text: str, request_id: object) -> Rejection:
+    return _reject(400, HeaderMismatch(f"Header mismatch: {text}"), request_id)
+
+
+def _compare_header(headers: Mapping[str, str], key: str, name: str, body: Any) -> str | None:
+    """Why header ``name`` (``key``: lowercase) does not carry ``body``, or None when it does."""
+    raw = headers.get(key)
     if raw is None:
         return f"the required {name} header is missing"
+    # Most often the header is the body's string as it is: a plain value (visible ASCII at both
+    # ends, printable ASCII between) is one that stripping, the character check and the base64
+    # sentinel leave as it is, unless it looks like that sentinel itself.
+    if (
+        raw == body
+        and type(body) is str
+        and _PLAIN_VALUE.fullmatch(body)
+        and not (body.startswith(_B64_PREFIX) and body.endswith(_B64_SUFFIX))
+    ):
+        return None
+    raw = raw.strip(" \t")
     if not _HEADER_SAFE.fullmatch(raw):
         return f"{name} header contains characters not allowed in a header value"
     try:

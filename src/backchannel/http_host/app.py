@@ -50,7 +50,7 @@ from .client_limits import (
 )
 from .event_store import EventStore, InMemoryEventStore
 from .fleet import Fleet, events_prefix, refusing_when_unreachable
-from .gate import ResourceAuth, admit, posted_message, serve_metadata
+from .gate import ResourceAuth, admit, anonymous, posted_message, serve_metadata
 from .legacy_sse import LegacySse
 from .limits import (
     BODY_TIMEOUT,
@@ -148,8 +148,8 @@ class HttpApp:
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/"
-        self.allowed_hosts = allowed_hosts
-        self.allowed_origins = allowed_origins
+        self._allowed = (allowed_hosts, allowed_origins)
+        self._guards()
         self.auth = auth
         self.authenticator = authenticator if auth is None else auth
         self.max_body_bytes = max_body_bytes
@@ -192,6 +192,31 @@ class HttpApp:
         #: The Server Card's routes (``card=``), or None.
         oauth = auth is not None
         self.cards = None if card is None else CardRoutes(card, server, path=self.path, oauth=oauth, sse=legacy_sse)
+
+    @property
+    def allowed_hosts(self) -> Collection[str]:
+        return self._allowed[0]
+
+    @allowed_hosts.setter
+    def allowed_hosts(self, hosts: Collection[str]) -> None:
+        self._allowed = (hosts, self._allowed[1])
+        self._guards()
+
+    @property
+    def allowed_origins(self) -> Collection[str]:
+        return self._allowed[1]
+
+    @allowed_origins.setter
+    def allowed_origins(self, origins: Collection[str]) -> None:
+        self._allowed = (self._allowed[0], origins)
+        self._guards()
+
+    def _guards(self) -> None:
+        """The Host/Origin checks (DNS rebinding), each decision kept per (Host, Origin) pair: the
+        endpoint's, and the URL-elicitation pages' (any ``Origin``: see ``_route``)."""
+        hosts, origins = self._allowed
+        self._host_check = H.HostOriginCheck(hosts, origins)
+        self._pages_host_check = H.HostOriginCheck(hosts, ("*",))
 
     def _new_session(self, session_id: str, principal: Principal | None) -> HttpSession:
         store = self.event_store
@@ -248,7 +273,7 @@ class HttpApp:
         path = (full[len(root) :] if root and full.startswith(root) else full).rstrip("/") or "/"
         headers = header_map(scope)
         serving_from(scope)  # what anonymous callers keep is budgeted per address (tasks, ctx.once)
-        if await serve_metadata(self.auth, scope, send):  # RFC 9728 metadata, at the host's well-known URL
+        if self.auth is not None and await serve_metadata(self.auth, scope, send):  # RFC 9728, at the host's root
             return
         if self.cards is not None and self.cards.handles(path, root):  # the Server Card and its AI Catalog
             await self.cards.serve(scope, path, headers, send, self.allowed_hosts)
@@ -258,7 +283,7 @@ class HttpApp:
             # Served only under the hosts the endpoint is (DNS rebinding). Not ``Origin``: a browser
             # sends none on the navigation that opens a page, and the page's own form POST comes
             # from the page's origin, which the pages check themselves against their base URL.
-            rejection = H.check_host_and_origin(headers, allowed_hosts=self.allowed_hosts, allowed_origins=("*",))
+            rejection = self._pages_host_check(headers)
             if rejection is not None:
                 await send_rejection(send, rejection)
                 return
@@ -271,13 +296,15 @@ class HttpApp:
                 send, H.Rejection(404, InvalidRequest(f"no MCP endpoint at {full}; use {root}{self.path}"))
             )
             return
-        rejection = H.check_host_and_origin(
-            headers, allowed_hosts=self.allowed_hosts, allowed_origins=self.allowed_origins
-        )
+        rejection = self._host_check(headers)
         if rejection is not None:
             await send_rejection(send, rejection)
             return
-        principal = await admit(self.authenticator, scope, headers, self.state)  # 401 or 403 (gate.py)
+        principal: Principal | H.Rejection | None = None
+        if self.authenticator is None:
+            anonymous()
+        else:
+            principal = await admit(self.authenticator, scope, headers, self.state)  # 401 or 403 (gate.py)
         if isinstance(principal, H.Rejection):
             await send_rejection(send, principal)
             return

@@ -11,7 +11,7 @@ challenge and a JSON-RPC error body.
 
 from __future__ import annotations
 
-__all__ = ["ResourceAuth", "admit", "check_scopes", "posted_message", "refusal", "serve_metadata"]
+__all__ = ["ResourceAuth", "admit", "anonymous", "check_scopes", "posted_message", "refusal", "serve_metadata"]
 
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -49,6 +49,11 @@ def refusal(auth: ResourceAuth, error: AuthError, request_id: Any = None) -> Rej
     """The response refusing a request with ``error``: its status, challenge and a JSON-RPC body."""
     body = InternalError(error.description) if error.status >= 500 else InvalidRequest(error.description)
     return Rejection(error.status, body, {"content-type": "application/json", **auth.challenge(error)}, request_id)
+
+
+def anonymous() -> None:
+    """``admit`` without an authenticator, in the caller's turn: no principal (set for the request)."""
+    CURRENT_PRINCIPAL.set(None)  # set for every request, so no earlier request's caller lingers
 
 
 async def admit(

@@ -18,7 +18,7 @@ from ..framing.sse import encode_json_event
 from ..protocol.events import Outgoing, RequestId
 from ..transports.base import PushedTransport, TransportClosed, wire_messages
 from . import traced
-from .asgi import NoItem, Receive, Send, next_item, send_bytes, send_start, watching
+from .asgi import NoItem, Receive, Send, encode_headers, next_item, send_bytes, send_start, watching
 from .streams import JSON_HEADERS, SSE_HEADERS, MessageFeed, encode_message, is_answer_to
 
 if TYPE_CHECKING:
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 #: the instructions a stateless ``tools/call`` costs its worker). A client that leaves sooner
 #: has its request cancelled this much later: it is noticed when the watch starts.
 WATCH_AFTER = 0.05
+
+_RAW_JSON_HEADERS = encode_headers(JSON_HEADERS)
+_RAW_SSE_HEADERS = encode_headers(SSE_HEADERS)
 
 
 class _OneRequest(PushedTransport):
@@ -100,15 +103,16 @@ async def serve_stateless(
                 assert type(first) is dict
                 error = first.get("error")
                 status = H.status_for_error(error["code"]) if isinstance(error, dict) else 200
-                headers = dict(JSON_HEADERS)
+                headers = _RAW_JSON_HEADERS
                 if status == 429:  # RateLimited: say when, as HTTP does (its data carries the same)
                     data = error.get("data") if isinstance(error, dict) else None
                     wait_ms = data.get("retryAfterMs") if isinstance(data, dict) else None
                     if isinstance(wait_ms, int | float):
-                        headers["retry-after"] = str(max(1, math.ceil(wait_ms / 1000)))
+                        wait = str(max(1, math.ceil(wait_ms / 1000)))
+                        headers = [*headers, *encode_headers({"retry-after": wait})]
                 await send_bytes(send, status, encode_message(first), headers)
                 return
-            await send_start(send, 200, SSE_HEADERS)
+            await send_start(send, 200, _RAW_SSE_HEADERS)
             message_out = first
             while True:
                 if type(message_out) is dict:
