@@ -39,6 +39,12 @@ from typing import Any
 import orjson
 
 PROTOCOL = "2025-11-25"
+STATELESS = "2026-07-28"
+"""The stateless era's version: the HTTP echo rows measured without a session (``StatelessHttpPeer``)."""
+STATELESS_META = {
+    "io.modelcontextprotocol/protocolVersion": STATELESS,
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+}
 CLIENT_CAPABILITIES = {"elicitation": {"form": {}}, "roots": {"listChanged": True}}
 CLIENT_INFO = {"name": "bench-driver", "version": "1.0.0"}
 REQUIRED_CAPABILITIES = ("tools", "prompts", "completions", "logging")
@@ -658,6 +664,45 @@ class HttpPeer(Peer):
         await self._post_without_answer(message)
 
 
+class StatelessHttpPeer(Peer):
+    """Stateless-era requests (2026-07-28) over a shared ``HttpPool``: no session; each POST carries its
+    version in ``_meta`` and the headers SEP-2243 mirrors (``MCP-Protocol-Version``, ``Mcp-Method``,
+    ``Mcp-Name``). Serves the echo rows only: a server's questions (``inputRequests``) are not answered."""
+
+    def __init__(self, pool: HttpPool, pid: int) -> None:
+        self.pool = pool
+        self.pid = pid
+        self.ids = itertools.count(1)
+        self.progress = {}
+        self.cancelled = set()
+        self.violations = []
+        self.elicitations = 0
+        self.version_header = f"MCP-Protocol-Version: {STATELESS}\r\n".encode()
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, *, rid: int | None = None
+    ) -> dict[str, Any]:
+        if rid is None:
+            rid = next(self.ids)
+        params = {**(params or {})}
+        params["_meta"] = {**params.get("_meta", {}), **STATELESS_META}
+        headers = self.version_header + f"Mcp-Method: {method}\r\n".encode()
+        if method in ("tools/call", "prompts/get"):
+            headers += f"Mcp-Name: {params['name']}\r\n".encode()
+        got: list[dict[str, Any]] = []
+        message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        status, _ = await self.pool.post(headers, orjson.dumps(message), got.append)
+        if status != 200:
+            raise ContractError(f"{method} (stateless era): HTTP {status}, {got!r:.200}")
+        answers = [incoming for incoming in got if "method" not in incoming]
+        if len(answers) != 1 or answers[0].get("id") != rid:
+            raise NoResponse(f"{method} (stateless era): expected the one response to {rid}, got {got!r:.200}")
+        return answers[0]
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        raise ContractError("the stateless-era peer sends no notifications")
+
+
 # --------------------------------------------------------------------------- measurements
 
 
@@ -960,18 +1005,40 @@ async def _step(result: SuiteResult, what: str, work: Awaitable[None], limit: fl
     return False
 
 
-async def measure(peer: Peer, plan: Plan, result: SuiteResult, seed: int, tolerate: frozenset[str]) -> None:
-    """Every measurement on a connected, initialized peer (stops at the first wrong answer)."""
+async def measure(
+    peer: Peer,
+    plan: Plan,
+    result: SuiteResult,
+    seed: int,
+    tolerate: frozenset[str],
+    *,
+    echo_only: bool = False,
+    stateless: Peer | None = None,
+) -> None:
+    """Every measurement on a connected, initialized peer (stops at the first wrong answer); with
+    ``echo_only`` only the echo rows (the HTTP floor answers nothing else); with a ``stateless`` peer
+    (HTTP, a server that speaks the 2026-07-28 era) also the echo rows without a session."""
     m = result.metrics
-    steps: list[tuple[str, Callable[[], Awaitable[None]], float]] = [
-        ("basics", lambda: basics(peer), 30),
+    echo_steps: list[tuple[str, Callable[[], Awaitable[None]], float]] = [
         ("echo one at a time", lambda: echo_sequential(peer, plan, m, "echo"), plan.echo_seconds * 5 + 30),
         ("echo in flight", lambda: echo_parallel(peer, plan, m, "echo32"), plan.par_seconds * 5 + 30),
+    ]
+    if stateless is not None:
+        one, par = plan.echo_seconds * 5 + 30, plan.par_seconds * 5 + 30
+        echo_steps += [
+            ("stateless echo one at a time", lambda: echo_sequential(stateless, plan, m, "stateless_echo"), one),
+            ("stateless echo in flight", lambda: echo_parallel(stateless, plan, m, "stateless_echo32"), par),
+        ]
+    steps: list[tuple[str, Callable[[], Awaitable[None]], float]] = [
+        ("basics", lambda: basics(peer), 30),
+        *echo_steps,
         ("ask", lambda: ask(peer, plan, m, "ask"), plan.ask_seconds * 5 + 30),
         ("completion", lambda: completion(peer, plan, m, "completion", seed), plan.completion_seconds * 2 + 30),
         ("progress", lambda: progress(peer, plan, m, "progress"), plan.progress_seconds + 10),
         ("cancel", lambda: cancel(peer, plan, m, "cancel"), plan.cancels * 10 + 30),
     ]
+    if echo_only:
+        steps = echo_steps
     for what, work, limit in steps:
         if not await _step(result, what, work(), limit):
             return
@@ -1019,10 +1086,14 @@ async def run_suite(
     log_path: Path,
     seed: int = 1,
     tolerate: frozenset[str] = frozenset(),
+    echo_only: bool = False,
+    stateless: bool = False,
 ) -> SuiteResult:
     """Start the server, measure everything over ``transport``, stop it.
 
-    ``tolerate``: violation tags (e.g. ``ANSWERED_CANCELLED``) recorded as deviations, not errors."""
+    ``tolerate``: violation tags (e.g. ``ANSWERED_CANCELLED``) recorded as deviations, not errors.
+    HTTP only: ``echo_only`` measures cold start, idle RSS and the echo rows alone; ``stateless``
+    adds the echo rows in the stateless era (``stateless_echo_per_s``, ``stateless_echo32_per_s``)."""
     result = SuiteResult(name, transport)
     env = server_env()
     started = time.perf_counter()
@@ -1031,7 +1102,7 @@ async def run_suite(
             if transport == "stdio":
                 await _stdio_suite(cmd, env, log, plan, result, seed, tolerate)
             else:
-                await _http_suite(cmd, env, log, plan, result, seed, tolerate)
+                await _http_suite(cmd, env, log, plan, result, seed, tolerate, echo_only, stateless)
         except Exception as exc:
             result.errors.append(f"{type(exc).__name__}: {exc}")
     result.seconds = time.perf_counter() - started
@@ -1081,6 +1152,8 @@ async def _http_suite(
     result: SuiteResult,
     seed: int,
     tolerate: frozenset[str],
+    echo_only: bool = False,
+    stateless: bool = False,
 ) -> None:
     colds: list[float] = []
     for _ in range(plan.extra_cold_starts):
@@ -1094,8 +1167,9 @@ async def _http_suite(
         result.metrics["cold_start_ms"] = statistics.median(colds) * 1e3
         await asyncio.sleep(0.2)
         result.metrics["idle_rss_kb"] = rss_kb(server.pid)
-        await measure(peer, plan, result, seed, tolerate)
-        if not result.errors:
+        without_session = StatelessHttpPeer(pool, server.pid) if stateless else None
+        await measure(peer, plan, result, seed, tolerate, echo_only=echo_only, stateless=without_session)
+        if not result.errors and not echo_only:
             await _step(result, "sessions", sessions(server, pool, plan, result.metrics), plan.sessions_seconds + 30)
     finally:
         pool.close()
@@ -1132,6 +1206,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Drive one bench-contract server and print what it measured.")
     parser.add_argument("--quick", action="store_true", help="check the contract with tiny counts")
     parser.add_argument("--log", type=Path, default=Path(os.devnull), help="where the server's stderr goes")
+    parser.add_argument("--echo-only", action="store_true", help="HTTP: only cold start, idle RSS and the echo rows")
+    parser.add_argument("--stateless", action="store_true", help="HTTP: the echo rows in the stateless era too")
     parser.add_argument("transport", choices=("stdio", "http"))
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- the server command")
     ns = parser.parse_args(argv)
@@ -1139,7 +1215,8 @@ def main(argv: list[str] | None = None) -> int:
     if not cmd:
         parser.error("give the server command after --")
     plan = QUICK if ns.quick else FULL
-    result = asyncio.run(run_suite(Path(cmd[-1]).name, ns.transport, cmd, plan, log_path=ns.log))
+    options = {"echo_only": ns.echo_only, "stateless": ns.stateless}
+    result = asyncio.run(run_suite(Path(cmd[-1]).name, ns.transport, cmd, plan, log_path=ns.log, **options))
     for key, value in sorted(result.metrics.items()):
         print(f"{key:32} {value:12.2f}")
     for error in result.errors:

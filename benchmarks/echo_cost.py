@@ -2,6 +2,8 @@
 
     python benchmarks/echo_cost.py --src /tmp/before/src --src src            # CPU per call, 5 rounds
     python benchmarks/echo_cost.py --src /tmp/before/src --src src --instructions
+    python benchmarks/echo_cost.py --src src --transport http --era stateless --instructions
+    python benchmarks/echo_cost.py --src src --transport http --server benchmarks/peers/http_floor.py --instructions
 
 Each ``--src`` is a backchannel source tree put first on the server's ``PYTHONPATH``; the server is
 ``contract_server.py`` (stdio, and http on 127.0.0.1). CPU per call: in each round every tree's
@@ -11,8 +13,10 @@ median over the rounds are printed. ``--instructions`` also counts instructions 
 ``docs/performance.md`` does: the server under ``valgrind --tool=callgrind`` (``PYTHONHASHSEED=0``),
 the count for ``--long`` echoes minus the count for ``--short``, over the difference, each tree
 ``--count-runs`` times, interleaved; what the short run counted beyond its echoes is the start,
-the handshake and the exit, a cold start's instructions. Every loop is bounded in count and time;
-nothing listens beyond 127.0.0.1.
+the handshake and the exit, a cold start's instructions. ``--era stateless`` sends the HTTP echoes in
+the 2026-07-28 era (no session: ``driver.StatelessHttpPeer``); ``--server`` counts another server script
+(the HTTP floor, ``peers/http_floor.py``; ``--src`` then only names the run). Every loop is bounded in
+count and time; nothing listens beyond 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -67,7 +71,13 @@ async def _stop_http(server: driver.HttpServer, timeout: float) -> None:
 
 
 async def one_run(
-    transport: str, cmd: Sequence[str], env: dict[str, str], warmup: int, calls: int, slow: bool
+    transport: str,
+    cmd: Sequence[str],
+    env: dict[str, str],
+    warmup: int,
+    calls: int,
+    slow: bool,
+    era: str = "handshake",
 ) -> float:
     """Start the server, echo ``warmup`` then ``calls`` times, stop it: the server CPU seconds of the ``calls``."""
     limit = 600.0 if slow else 60.0
@@ -75,7 +85,7 @@ async def one_run(
     try:
         if transport == "stdio":
             return await _stdio_run(cmd, env, log, warmup, calls, limit)
-        return await _http_run(cmd, env, log, warmup, calls, limit)
+        return await _http_run(cmd, env, log, warmup, calls, limit, era)
     finally:
         log.close()
 
@@ -97,14 +107,18 @@ async def _stdio_run(cmd: Sequence[str], env: dict[str, str], log: Any, warmup: 
     return spent
 
 
-async def _http_run(cmd: Sequence[str], env: dict[str, str], log: Any, warmup: int, calls: int, limit: float) -> float:
+async def _http_run(
+    cmd: Sequence[str], env: dict[str, str], log: Any, warmup: int, calls: int, limit: float, era: str
+) -> float:
     server = await driver.HttpServer.spawn(cmd, env, log)
     pool = driver.HttpPool(server.port)
     try:
         await server.wait_listening(limit)
-        peer = driver.HttpPeer(pool, server.pid)
+        stateless = era == "stateless"
+        peer = driver.StatelessHttpPeer(pool, server.pid) if stateless else driver.HttpPeer(pool, server.pid)
         async with asyncio.timeout(limit * 4):
-            await driver.handshake(peer)
+            if not stateless:
+                await driver.handshake(peer)
             await _echoes(peer, warmup, "warm")
             before = driver.process_cpu(server.pid)
             await _echoes(peer, calls, "bench")
@@ -115,8 +129,8 @@ async def _http_run(cmd: Sequence[str], env: dict[str, str], log: Any, warmup: i
     return spent
 
 
-def command(transport: str, valgrind_out: Path | None) -> list[str]:
-    cmd = [sys.executable, str(SERVER), transport]
+def command(transport: str, valgrind_out: Path | None, server: Path = SERVER) -> list[str]:
+    cmd = [sys.executable, str(server), transport]
     if valgrind_out is None:
         return cmd
     return ["valgrind", "--tool=callgrind", "--trace-children=no", f"--callgrind-out-file={valgrind_out}", *cmd]
@@ -135,7 +149,8 @@ def cpu_rounds(sources: list[Path], transport: str, ns: argparse.Namespace) -> d
         order = sources[round_number % len(sources) :] + sources[: round_number % len(sources)]
         for src in order:
             env = server_env(src, fixed_hash=False)
-            spent = asyncio.run(one_run(transport, command(transport, None), env, ns.warmup, ns.calls, False))
+            cmd = command(transport, None, ns.server)
+            spent = asyncio.run(one_run(transport, cmd, env, ns.warmup, ns.calls, False, ns.era))
             per_call[src].append(spent / ns.calls * 1e6)
             print(f"  cpu {transport:5} round {round_number + 1} {src}: {per_call[src][-1]:.1f} us/call", flush=True)
     return per_call
@@ -151,7 +166,8 @@ def count_runs(sources: list[Path], transport: str, ns: argparse.Namespace) -> d
                 totals = []
                 for calls in (ns.short, ns.long):
                     out = Path(tmp) / f"callgrind.{run_number}.{calls}"
-                    asyncio.run(one_run(transport, command(transport, out), env, 0, calls, True))
+                    cmd = command(transport, out, ns.server)
+                    asyncio.run(one_run(transport, cmd, env, 0, calls, True, ns.era))
                     totals.append(instructions(out))
                 per_call = (totals[1] - totals[0]) / (ns.long - ns.short)
                 counted[src].append((per_call, totals[0] - ns.short * per_call))
@@ -165,8 +181,10 @@ def count_runs(sources: list[Path], transport: str, ns: argparse.Namespace) -> d
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--src", type=Path, action="append", required=True, help="a source tree (give two or more)")
+    parser.add_argument("--src", type=Path, action="append", required=True, help="a source tree (give one or more)")
     parser.add_argument("--transport", choices=["stdio", "http"], action="append", help="default: both")
+    parser.add_argument("--era", choices=["handshake", "stateless"], default="handshake", help="HTTP: the echoes' era")
+    parser.add_argument("--server", type=Path, default=SERVER, help="the server script (default contract_server.py)")
     parser.add_argument("--rounds", type=int, default=5, help="CPU rounds, each tree once per round (default 5)")
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--calls", type=int, default=10000, help="echoes measured per CPU run (default 10000)")

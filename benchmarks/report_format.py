@@ -76,6 +76,8 @@ CPU_KEYS = {
     "echo32_per_s": "echo32_server_cpu_us",
     "ask_per_s": "ask_server_cpu_us",
     "stateless_ask_per_s": "stateless_ask_server_cpu_us",
+    "stateless_echo_per_s": "stateless_echo_server_cpu_us",  # http_floor_rows.py: HTTP echo without a session
+    "stateless_echo32_per_s": "stateless_echo32_server_cpu_us",
     "progress_per_s": "progress_server_cpu_us",
     "completion_p99_ms": "completion_server_cpu_us",
 }

@@ -4,11 +4,13 @@
     python benchmarks/run.py             # interleaved repetitions; writes benchmarks/RESULTS.md
     python benchmarks/run.py --fleet     # only the fleet rows and their reference; updates RESULTS.md
     python benchmarks/run.py --curves    # how cost grows (curves.py): benchmarks/curves/*.png + RESULTS.md section
+    python benchmarks/run.py --http-floor   # only HTTP echo against its floor (http_floor_rows.py); updates RESULTS.md
     python benchmarks/run.py --io        # only the I/O-bound workload's rows (io_bench.py); updates RESULTS.md
 
 Servers: backchannel (``contract_server.py``), the official Python SDK (``peers/pysdk_server.py``),
 FastMCP (``peers/fastmcp_server.py``), the official TypeScript SDK (``peers/ts_server.mjs``) over
-stdio and Streamable HTTP, and the floor (``peers/floor.py``, stdio only). ``--quick`` checks the
+stdio and Streamable HTTP, and the floor (``peers/floor.py`` over stdio; over HTTP ``peers/http_floor.py``,
+the echo rows only: ``http_floor_rows.py``). ``--quick`` checks the
 answers, never the speed (timings on shared 2-core machines are noise), and exits non-zero on any
 wrong answer. The full mode runs every server once per repetition, in a rotating order (A B C, B C A,
 ...), and reports medians and the median of the per-repetition ratios. Everything listens on
@@ -44,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import curve_report
 import driver
 import fleet_report
+import http_floor_rows
 import io_bench
 import io_report
 from fleet_services import missing_services
@@ -190,6 +193,7 @@ async def quick(spec_list: list[Spec], log_dir: Path, *, fleet: bool = True) -> 
                 driver.QUICK,
                 log_path=log_dir / f"{spec.name}-{transport}.log",
                 tolerate=spec.tolerate.get(transport, frozenset()),
+                **spec.options(transport),
             )
             verdict = "WRONG" if result.errors else "ok"
             print(f"{spec.label:26} {transport:9} {verdict:8} {result.seconds:.1f}", flush=True)
@@ -256,6 +260,7 @@ async def full(
                     log_path=log_dir / f"{spec.name}-{transport}.log",
                     seed=rep + 1,
                     tolerate=spec.tolerate.get(transport, frozenset()),
+                    **spec.options(transport),
                 )
                 samples.setdefault((spec.name, transport), []).append(result.metrics)
                 for error in result.errors:
@@ -325,6 +330,9 @@ def main() -> int:
     parser.add_argument(
         "--io", action="store_true", help="only the I/O-bound workload's rows (io_bench.py); splice them into --out"
     )
+    parser.add_argument(
+        "--http-floor", action="store_true", help="only HTTP echo against the HTTP floor; splice them into --out"
+    )
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     parser.add_argument("--logs", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "bench-logs")
     ns = parser.parse_args()
@@ -336,6 +344,8 @@ def main() -> int:
     print(f"server logs (stderr) in {ns.logs}", flush=True)
     if ns.io:
         return io_only(ns)
+    if ns.http_floor:
+        return http_floor_rows.run_alone(ns.quick, ns.reps, ns.logs, ns.out)
     if ns.quick:
         return asyncio.run(quick(spec_list, ns.logs, fleet=not ns.no_fleet))
     if ns.curves:

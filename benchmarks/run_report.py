@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import driver
 import fleet_report
+import http_floor_rows
 from report_format import Samples, Target, fmt, fmt_ratio, median_of, ratios, target_row
 
 import tasks as tasks_bench
@@ -49,12 +50,13 @@ METRICS = [
     *(Metric("http", *row) for row in _BOTH_TRANSPORTS),
     Metric("http", "session_kb", "RSS per idle session (1,000 sessions)", "KiB", False),
     Metric("http", "session_open_per_s", "sessions opened", "sessions/s", True),
+    *(Metric(*row) for row in http_floor_rows.METRICS),  # benchmarks/http_floor_rows.py: backchannel and the floor
     *(Metric(*row) for row in tasks_bench.METRICS),  # benchmarks/tasks.py: backchannel and FastMCP only
 ]
 
 CPU_METRICS = [
     (transport, key) for transport in ("stdio", "http") for key in ("echo", "echo32", "ask", "progress", "completion")
-]
+] + [("http", "stateless_echo"), ("http", "stateless_echo32")]
 
 
 TARGETS = [
@@ -146,7 +148,7 @@ def report(
         "| target | backchannel | reference | ratio (range) | needed | result | by server CPU/op |",
         "|---|---|---|---|---|---|---|",
     ]
-    for target in [*TARGETS, *fleet_report.FLEET_TARGETS]:
+    for target in [*TARGETS, *http_floor_rows.TARGETS, *fleet_report.FLEET_TARGETS]:
         if (target.server, target.transport) not in samples or (target.against and target.against not in names):
             continue  # a run with --only that left the server or the reference out
         out.append(target_row(samples, target, labels, unit_of(target), scale_of(target)))
@@ -208,6 +210,10 @@ def report(
         )
     if (fleet_report.FLEET, "http") in samples:
         out += ["", fleet_report.section(samples, labels, reps, info.get("machine", {}), []).rstrip("\n")]
+    if http_floor_rows.has_rows(samples):
+        load = info.get("machine", {}).get("load average at start", "?")
+        when = http_floor_rows.when_run(False, load, http_floor_rows.load_average())
+        out += ["", http_floor_rows.section(samples, reps, when).rstrip("\n")]
     out += ["", "## Answers that broke the contract", ""]
     if problems:
         for who, items in problems.items():
@@ -225,7 +231,8 @@ def report(
     out += [
         "- servers: `benchmarks/contract_server.py` (backchannel), `benchmarks/peers/pysdk_server.py` "
         "(mcp `MCPServer`), `benchmarks/peers/fastmcp_server.py`, `benchmarks/peers/ts_server.mjs` "
-        "(`McpServer`, node:http, a transport per session), `benchmarks/peers/floor.py` (asyncio + orjson, stdio). "
+        "(`McpServer`, node:http, a transport per session), `benchmarks/peers/floor.py` (asyncio + orjson, stdio), "
+        "`benchmarks/peers/http_floor.py` (asyncio + httptools + orjson, HTTP, the echo rows only). "
         "Each completes `greet.word` with the same binary search over the sorted word list (backchannel: "
         "`Complete(WORDS)`), so completion compares the frameworks, not the search.",
         f"- plan per repetition: {describe_plan(driver.FULL)}",

@@ -35,9 +35,19 @@ class Spec:
     tolerate: dict[str, frozenset[str]] = field(default_factory=dict)
     missing: str | None = None
     """Why this server cannot run here (then it is skipped), or None."""
+    http_echo_only: bool = False
+    """Over HTTP it answers only what the echo rows need (the HTTP floor): the driver measures just those."""
+    stateless: bool = False
+    """It speaks the stateless era (2026-07-28) over HTTP: the echo rows are measured without a session too."""
 
     def transports(self) -> list[str]:
         return ["stdio", "http"] if self.http is not None else ["stdio"]
+
+    def options(self, transport: str) -> dict[str, bool]:
+        """What ``driver.run_suite`` measures of this server over ``transport`` beyond the default."""
+        if transport != "http":
+            return {}
+        return {"echo_only": self.http_echo_only, "stateless": self.stateless}
 
     def cmd(self, transport: str) -> list[str]:
         cmd = self.stdio if transport == "stdio" else self.http
@@ -73,6 +83,7 @@ def specs() -> list[Spec]:
             "backchannel",
             [PY, str(HERE / "contract_server.py"), "stdio"],
             [PY, str(HERE / "contract_server.py"), "http"],
+            stateless=True,
         ),
         Spec(
             "pysdk",
@@ -96,6 +107,14 @@ def specs() -> list[Spec]:
             [node or "node", str(HERE / "peers" / "ts_server.mjs"), "http"],
             missing=None if node and TS_SDK.is_file() else "no Node >= 20 or no tests/node_modules",
         ),
-        Spec("floor", "floor (asyncio + orjson)", [PY, str(HERE / "peers" / "floor.py")], None),
+        # Over HTTP the floor is peers/http_floor.py (asyncio + httptools + orjson, issue #32): the echo rows only.
+        Spec(
+            "floor",
+            "floor (asyncio + orjson)",
+            [PY, str(HERE / "peers" / "floor.py")],
+            [PY, str(HERE / "peers" / "http_floor.py")],
+            http_echo_only=True,
+            stateless=True,
+        ),
     ]
     return spec_list
