@@ -62,6 +62,10 @@ class CheckOptions:
     foreign_token: str | None = None
     weak_token: str | None = None
     seed: int = 20260728
+    #: Run the official conformance harness's server scenarios too (HTTP; nothing installed).
+    with_conformance: bool = False
+    #: Only these harness scenarios (empty: its whole server suite).
+    conformance_scenarios: tuple[str, ...] = ()
     say: Callable[[str], None] | None = None
 
 
@@ -332,6 +336,7 @@ async def run_checks(target: Target, options: CheckOptions | None = None) -> Rep
     """Run every group of checks on ``target``; the report card."""
     from . import asking, eras, robustness, tasks, utilities
     from .auth import CHECKS as AUTH_CHECKS
+    from .conformance import run_conformance
     from .fleet import CHECKS as FLEET_CHECKS
 
     options = options or CheckOptions()
@@ -345,6 +350,7 @@ async def run_checks(target: Target, options: CheckOptions | None = None) -> Rep
         "robustness": robustness.CHECKS,
         "fleet": FLEET_CHECKS,
         "auth": AUTH_CHECKS,
+        "conformance": (run_conformance,) if options.with_conformance else (),
     }
     for group in GROUPS:
         if group not in options.groups:

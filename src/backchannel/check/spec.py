@@ -25,6 +25,7 @@ GROUPS: dict[str, str] = {
     "robustness": "Lifecycle and robustness",
     "fleet": "Fleet (--fleet N)",
     "auth": "Authorization",
+    "conformance": "The conformance harness's server scenarios (--with-conformance)",
 }
 
 _OLD = "2025-11-25"

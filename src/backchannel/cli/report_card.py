@@ -67,8 +67,17 @@ def run_check(args: argparse.Namespace) -> int:
         foreign_token=tokens["--foreign-token-env"],
         weak_token=tokens["--weak-token-env"],
         seed=args.seed,
+        with_conformance=args.with_conformance or bool(args.conformance_scenario),
+        conformance_scenarios=tuple(args.conformance_scenario or ()),
         say=None if args.quiet else (lambda line: print(f"{_PREFIX}: {line}", file=sys.stderr, flush=True)),
     )
+    if options.with_conformance:
+        from ..check.conformance import install_hint, locate
+
+        if target.url is None:
+            print(f"{_PREFIX}: --with-conformance: the harness needs an HTTP URL; not run over stdio", file=sys.stderr)
+        elif locate() is None:
+            print(f"{_PREFIX}: {install_hint()}", file=sys.stderr)
     import asyncio
 
     try:
@@ -198,7 +207,7 @@ def add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--group",
         action="append",
         default=None,
-        choices=("eras", "second-layer", "robustness", "fleet", "auth"),
+        choices=("eras", "second-layer", "robustness", "fleet", "auth", "conformance"),
         help="run only this group of checks (repeatable)",
     )
     check.add_argument(
@@ -234,6 +243,17 @@ def add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         metavar="NAME",
         help="HTTP, auth: the environment variable holding a token for this server without the scopes it needs "
         "(it must get 403 insufficient_scope)",
+    )
+    check.add_argument(
+        "--with-conformance",
+        action="store_true",
+        help="also run the official conformance harness's server scenarios (HTTP; Node >= 22 and the pinned harness)",
+    )
+    check.add_argument(
+        "--conformance-scenario",
+        action="append",
+        metavar="NAME",
+        help="with --with-conformance: only this harness scenario (repeatable)",
     )
     check.add_argument("--seed", type=int, default=20260728, help="the fuzzer's seed (the same seed, the same frames)")
     check.add_argument("--quiet", action="store_true", help="say nothing on stderr while checking")
