@@ -61,8 +61,8 @@ class Proxy(Server):
         if client is None:
             return {}
         offered = client.server_capabilities
-        # logging always: the proxy passes on what an upstream logs, and logs itself (as every server here)
-        return {"logging": {}, **{name: offered[name] for name in _OFFERED if name in offered}}
+        # Only what the upstream offers: logging too (what an upstream that declares none sends is dropped).
+        return {name: offered[name] for name in _OFFERED if name in offered}
 
     def tool_definition(self, name: str) -> dict[str, Any] | None:
         """Tool ``name`` as the upstream last listed it: the HTTP host checks a stateless-era call's

@@ -795,6 +795,8 @@ class Upstream:
         """Pass an upstream notification on: a log message to the call it belongs to, the rest
         to the server (``on_notification``)."""
         if method == "notifications/message":
+            if "logging" not in client.server_capabilities:  # not offered downstream: not sent there
+                return None
             call = self._call_of(client)
             level = params.get("level")
             if call is not None and isinstance(level, str) and level in LOG_LEVEL_RANK:
