@@ -145,11 +145,12 @@ def section(samples: Samples, reps: int, when: str) -> str:
         )
     out += [
         "",
-        "On two shared cores the driver is one Python process: with 32 in flight against the floor it is "
-        "the driver that runs out of CPU (its CPU per call is about the floor's whole round trip), so "
-        "those rows measure how close a server comes to the driver's ceiling. One at a time, a call's "
-        "time is the driver's, the server's and the kernel's in turn. `docs/performance.md` (issue #32) "
-        "has the instruction counts per echo of both servers and what separates them.",
+        "The two cores are shared by the driver, the server and whatever else runs (see the load average): "
+        "the rates move with it, and the server CPU per call is the steadier reading. The driver is one "
+        "Python process that spends more CPU per call than the floor does (last column), so against the "
+        "floor a round trip is mostly the driver's and the kernel's, and the rate ratios understate the gap "
+        "between the servers that the CPU column shows. `docs/performance.md` (issue #32) has the "
+        "instruction counts per echo of both servers and what separates them.",
     ]
     return "\n".join(out) + "\n"
 
