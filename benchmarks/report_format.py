@@ -74,6 +74,8 @@ class Target:
 CPU_KEYS = {
     "echo_per_s": "echo_server_cpu_us",
     "echo32_per_s": "echo32_server_cpu_us",
+    "direct_echo_per_s": "direct_echo_server_cpu_us",  # composition.py: the proxy's and the mount's direct runs
+    "direct_echo32_per_s": "direct_echo32_server_cpu_us",
     "ask_per_s": "ask_server_cpu_us",
     "stateless_ask_per_s": "stateless_ask_server_cpu_us",
     "stateless_echo_per_s": "stateless_echo_server_cpu_us",  # http_floor_rows.py: HTTP echo without a session

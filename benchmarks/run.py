@@ -5,6 +5,7 @@
     python benchmarks/run.py --fleet     # only the fleet rows and their reference; updates RESULTS.md
     python benchmarks/run.py --curves    # how cost grows (curves.py): benchmarks/curves/*.png + RESULTS.md section
     python benchmarks/run.py --http-floor   # only HTTP echo against its floor (http_floor_rows.py); updates RESULTS.md
+    python benchmarks/run.py --composition [proxy middleware mount]   # only those rows; updates RESULTS.md
     python benchmarks/run.py --io        # only the I/O-bound workload's rows (io_bench.py); updates RESULTS.md
 
 Servers: backchannel (``contract_server.py``), the official Python SDK (``peers/pysdk_server.py``),
@@ -19,6 +20,11 @@ wrong answer. The full mode runs every server once per repetition, in a rotating
 The fleet rows (``fleet_bench.py``: two backchannel workers, one Redis, nginx round-robin) run in every
 repetition of a full run, as one more server in the rotation; ``--fleet`` runs them with the official
 Python SDK's HTTP server alone (their reference) and splices their rows and section into RESULTS.md.
+
+The composition rows (``composition.py``: echo through a proxy, a middleware layer, a mount, over stdio,
+against FastMCP's proxy and mount) also run in every repetition of a full run (``--no-composition``
+leaves them out); ``--composition ROW ...`` runs only the rows named (``--quick``: checks their answers
+once; ``--quick`` includes that) and splices their target rows and subsections into RESULTS.md.
 
 The I/O-bound workload rows (``io_bench.py``: TM Dev Lab v2's tool shape, 50 users, against backchannel,
 FastMCP and the TypeScript SDK) run with ``--io`` alone (``--io --quick``: each server briefly, answers
@@ -43,12 +49,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import composition
 import curve_report
 import driver
 import fleet_report
 import http_floor_rows
 import io_bench
 import io_report
+import run_report
 from fleet_services import missing_services
 from report_format import Samples
 from run_report import report
@@ -177,6 +185,18 @@ def io_only(ns: argparse.Namespace) -> int:
     return 1 if wrong else 0
 
 
+async def quick_composition(log_dir: Path) -> int:
+    """The composition rows once, with tiny counts: 1 when an answer was wrong."""
+    samples: Samples = {}
+    problems: dict[str, list[str]] = {}
+    await composition.repetition(samples, problems, 0, log_dir, composition.ROWS, composition.QUICK)
+    wrong = [f"{who}: {item}" for who, items in problems.items() for item in items]
+    print(f"{'composition rows':26} {'stdio':9} {'WRONG' if wrong else 'ok':8}", flush=True)
+    for item in wrong:
+        print(f"    wrong: {item}")
+    return int(bool(wrong))
+
+
 async def quick(spec_list: list[Spec], log_dir: Path, *, fleet: bool = True) -> int:
     started = time.perf_counter()
     failures = 0
@@ -205,6 +225,7 @@ async def quick(spec_list: list[Spec], log_dir: Path, *, fleet: bool = True) -> 
     if fleet:
         failures += await quick_fleet(log_dir)
     failures += await quick_io(log_dir)
+    failures += await quick_composition(log_dir)
     tasks_run = await tasks_bench.run_all(tasks_bench.QUICK, 1, log_dir)
     for name, results in tasks_run.items():
         wrong = [error for result in results for error in result.errors]
@@ -228,8 +249,10 @@ async def full(
     fleet: bool = True,
     transports: frozenset[str] = frozenset({"stdio", "http"}),
     tasks: bool = True,
+    composition_rows: tuple[str, ...] = (),
 ) -> tuple[Samples, dict[str, list[str]], int]:
-    """``reps`` repetitions of every server (over ``transports``) and, with ``fleet``, the fleet."""
+    """``reps`` repetitions of every server (over ``transports``), with ``fleet`` the fleet, and the
+    ``composition_rows``."""
     runnable: list[Spec | None] = [spec for spec in spec_list if not spec.missing]
     if fleet:
         runnable.append(None)  # the fleet: one more entry of the rotation
@@ -270,6 +293,8 @@ async def full(
                 print(f"rep {rep + 1}: {spec.label:26} {transport:5} {result.seconds:5.1f} s", flush=True)
         if tasks:
             await tasks_bench.repetition(samples, problems, rep, log_dir, [s.name for s in spec_list if not s.missing])
+        if composition_rows:
+            await composition.repetition(samples, problems, rep, log_dir, composition_rows)
         done += 1
         rep_seconds = time.perf_counter() - rep_started
         elapsed = time.perf_counter() - started
@@ -316,6 +341,40 @@ def fleet_only(spec_list: list[Spec], ns: argparse.Namespace) -> int:
     return 1 if wrong else 0
 
 
+def composition_only(ns: argparse.Namespace) -> int:
+    """``--composition ROW ...``: only those rows, ``ns.reps`` times (once, answers checked, with ``--quick``);
+    their target rows and subsections spliced into ``ns.out``."""
+    rows = tuple(ns.composition or composition.ROWS)
+    if composition.missing() is not None:
+        print(f"FastMCP's side is skipped: {composition.missing()}", flush=True)
+    load_start = composition.load_average()
+    started = time.perf_counter()
+    plan = composition.QUICK if ns.quick else composition.FULL
+    reps = 1 if ns.quick else ns.reps
+    samples: Samples = {}
+    problems: dict[str, list[str]] = {}
+
+    async def run_all() -> None:
+        for rep in range(reps):
+            await composition.repetition(samples, problems, rep, ns.logs, rows, plan)
+
+    asyncio.run(run_all())
+    wrong = [f"{who}: {item}" for who, items in problems.items() for item in items]
+    labels = {spec.name: spec.label for spec in specs()}
+    targets = run_report.composition_target_rows(samples, rows, labels)
+    print("\n".join(targets))
+    if ns.quick:
+        print(f"composition rows {', '.join(rows)}: {'WRONG' if wrong else 'ok'}")
+    else:
+        when = composition.when_run(True, load_start, composition.load_average())
+        text = ns.out.read_text() if ns.out.exists() else ""
+        ns.out.write_text(composition.splice(text, targets, samples, rows, reps, when))
+        print(f"updated the rows {', '.join(rows)} of {ns.out} ({(time.perf_counter() - started) / 60:.1f} min)")
+    for item in wrong:
+        print(item, file=sys.stderr)
+    return 1 if wrong else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="check every server's answers once per transport")
@@ -327,6 +386,13 @@ def main() -> int:
     )
     parser.add_argument("--no-fleet", action="store_true", help="leave the fleet rows out")
     parser.add_argument("--curves", action="store_true", help="how cost grows (curves.py): PNGs + a RESULTS.md section")
+    parser.add_argument(
+        "--composition",
+        nargs="*",
+        choices=composition.ROWS,
+        help="only these composition rows (all when none is named); splice them into --out",
+    )
+    parser.add_argument("--no-composition", action="store_true", help="leave the composition rows out")
     parser.add_argument(
         "--io", action="store_true", help="only the I/O-bound workload's rows (io_bench.py); splice them into --out"
     )
@@ -342,6 +408,8 @@ def main() -> int:
         spec_list = [spec for spec in spec_list if spec.name in ns.only]
     ns.logs.mkdir(parents=True, exist_ok=True)
     print(f"server logs (stderr) in {ns.logs}", flush=True)
+    if ns.composition is not None:
+        return composition_only(ns)
     if ns.io:
         return io_only(ns)
     if ns.http_floor:
@@ -357,12 +425,19 @@ def main() -> int:
     info = {"machine": machine(), "versions": versions()}
     started = time.perf_counter()
     with_fleet = not ns.no_fleet and missing_services() is None
-    samples, problems, done = asyncio.run(full(spec_list, ns.reps, ns.budget, ns.logs, fleet=with_fleet))
+    rows = () if ns.no_composition else composition.ROWS
+    samples, problems, done = asyncio.run(
+        full(spec_list, ns.reps, ns.budget, ns.logs, fleet=with_fleet, composition_rows=rows)
+    )
     raw = {f"{name} {transport}": reps for (name, transport), reps in samples.items()}
     (ns.logs / "samples.json").write_text(json.dumps(raw, indent=1))
     text = report(spec_list, samples, problems, done, time.perf_counter() - started, info)
     old = ns.out.read_text() if ns.out.exists() else ""
-    ns.out.write_text(io_report.carry_over(old, curve_report.carry_over(old, text)))  # --io's rows: measured alone
+    text = curve_report.carry_over(old, text)
+    text = io_report.carry_over(old, text)  # measured by --io alone
+    if not rows:  # --no-composition: the rows and section of the last run that had them stay
+        text = composition.carry_over(old, text)
+    ns.out.write_text(text)
     print(f"wrote {ns.out} ({(time.perf_counter() - started) / 60:.1f} min)")
     wrong = [item for items in problems.values() for item in items if item.startswith("wrong")]
     for item in wrong:

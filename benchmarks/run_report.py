@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import composition
 import driver
 import fleet_report
 import http_floor_rows
@@ -52,6 +53,7 @@ METRICS = [
     Metric("http", "session_open_per_s", "sessions opened", "sessions/s", True),
     *(Metric(*row) for row in http_floor_rows.METRICS),  # benchmarks/http_floor_rows.py: backchannel and the floor
     *(Metric(*row) for row in tasks_bench.METRICS),  # benchmarks/tasks.py: backchannel and FastMCP only
+    *(Metric(*row) for row in composition.METRICS),  # benchmarks/composition.py: proxy, middleware, mount
 ]
 
 CPU_METRICS = [
@@ -97,13 +99,43 @@ TARGETS = [
     # benchmarks/tasks.py; the p99 is a row of the medians (on a loaded 2-core machine it is the machine's tail)
     Target("tasks created + completed/s ≥ 3x FastMCP (fastmcp-tasks)", "tasks", "tasks_per_s", "fastmcp", 3, True),
     Target("tasks/get p50 ≤ 0.5x FastMCP (fastmcp-tasks)", "tasks", "tasks_get_p50_ms", "fastmcp", 0.5, False),
-]
+    # benchmarks/composition.py, over stdio (issue #29's proof 6, issue #30's proof 5); "transport" names the row.
+    # A proxy's rate against direct compares the proxy's repetition with the direct server's in the same one.
+    Target("proxy: stdio echo one at a time ≥ 5x FastMCP's proxy", "proxy", "echo_per_s", "fastmcp", 5, True),
+    Target("proxy: stdio echo 32 in flight ≥ 5x FastMCP's proxy", "proxy", "echo32_per_s", "fastmcp", 5, True),
+    Target(
+        "proxy: stdio echo one at a time through the proxy ≥ 0.5x direct",
+        "proxy", "echo_per_s", "backchannel", 0.5, True, against_key="direct_echo_per_s",
+    ),
+    Target(
+        "proxy: stdio echo 32 in flight through the proxy ≥ 0.5x direct",
+        "proxy", "echo32_per_s", "backchannel", 0.5, True, against_key="direct_echo32_per_s",
+    ),
+    Target(
+        "middleware: one pass-through layer ≤ 3 µs server CPU per echo (one at a time)",
+        "middleware", "echo_added_cpu_us", None, 3, False,
+    ),
+    Target("mount: stdio echo one at a time ≥ 5x FastMCP's mount()", "mount", "echo_per_s", "fastmcp", 5, True),
+    Target("mount: stdio echo 32 in flight ≥ 5x FastMCP's mount()", "mount", "echo32_per_s", "fastmcp", 5, True),
+]  # fmt: skip
 
 
 def scale_of(target: Target) -> float:
     """What a target's measurement is multiplied by to be shown in its unit (1 for the fleet's)."""
     found = [m.scale for m in METRICS if m.key == target.key and m.transport == target.transport]
     return found[0] if found else 1.0
+
+
+def composition_target_rows(samples: Samples, rows: tuple[str, ...], labels: dict[str, str]) -> list[str]:
+    """The summary table's rows of the composition targets of ``rows`` measured in ``samples``."""
+    found = []
+    for target in TARGETS:
+        if target.transport not in rows or (target.server, target.transport) not in samples:
+            continue
+        if target.against is not None and (target.against, target.transport) not in samples:
+            continue
+        found.append(target_row(samples, target, labels, unit_of(target), scale_of(target)))
+    return found
 
 
 def unit_of(target: Target) -> str:
@@ -149,8 +181,10 @@ def report(
         "|---|---|---|---|---|---|---|",
     ]
     for target in [*TARGETS, *http_floor_rows.TARGETS, *fleet_report.FLEET_TARGETS]:
-        if (target.server, target.transport) not in samples or (target.against and target.against not in names):
-            continue  # a run with --only that left the server or the reference out
+        if (target.server, target.transport) not in samples or (
+            target.against and (target.against, target.transport) not in samples
+        ):
+            continue  # a run with --only (or --no-composition) that left the server or the reference out
         out.append(target_row(samples, target, labels, unit_of(target), scale_of(target)))
     out += ["", "## Medians", ""]
     out.append("| transport | measurement | unit | " + " | ".join(labels[n] for n in names) + " |")
@@ -170,8 +204,8 @@ def report(
         out.append("| transport | measurement | " + " | ".join(labels[n] for n in others) + " |")
         out.append("|---|---|" + "---|" * len(others))
         for metric in METRICS:
-            if against == "floor" and metric.transport != "stdio":
-                continue
+            if (against, metric.transport) not in samples:
+                continue  # the floor has no HTTP rows, the official SDK no tasks or composition rows
             cells = [fmt_ratio(ratios(samples, metric.transport, metric.key, n, against)) for n in others]
             arrow = "↑" if metric.higher_is_better else "↓"
             out.append(f"| {metric.transport} | {metric.label} {arrow} | " + " | ".join(cells) + " |")
@@ -214,6 +248,10 @@ def report(
         load = info.get("machine", {}).get("load average at start", "?")
         when = http_floor_rows.when_run(False, load, http_floor_rows.load_average())
         out += ["", http_floor_rows.section(samples, reps, when).rstrip("\n")]
+    if any(row in composition.ROWS for _, row in samples):
+        load = info.get("machine", {}).get("load average at start", "?")
+        when = composition.when_run(False, load, composition.load_average())
+        out += ["", composition.section(samples, reps, when).rstrip("\n")]
     out += ["", "## Answers that broke the contract", ""]
     if problems:
         for who, items in problems.items():
