@@ -29,19 +29,22 @@ stateless era it is part of the answer to the client's request: the ``inputReque
 ``inputResponses`` of the retry's params. A cancellation reaches a middleware as the
 ``CancelledError`` of ``call_next``.
 
-With no middleware added, nothing here runs, nor is this module loaded: the server's paths are the
-same as without it.
+A server keeps what it added as a ``Chain`` (``server.middleware``), made at its first. With no
+middleware added, nothing here runs, nor is this module loaded: the server's paths are the same as
+without it.
 """
 
 from __future__ import annotations
 
-__all__ = ["Call", "CallNext", "Middleware", "chain", "sent_through"]
+__all__ = ["Call", "CallNext", "Chain", "Middleware", "chain", "sent_through"]
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from ..protocol.events import NotificationReceived, RequestReceived
     from ..runtime.connection import Connection
     from ..types.versions import Era
 
@@ -68,6 +71,60 @@ class Call:
 
 CallNext = Callable[[Call], Awaitable[Any]]
 Middleware = Callable[[Call, CallNext], Awaitable[Any]]
+
+
+class Chain(list[Middleware]):
+    """A server's middleware in the order added, the first outermost (``Server.add_middleware``
+    makes it at the first), and each kind of message run through them to what answers it."""
+
+    __slots__ = ()
+
+    def received(
+        self,
+        request: RequestReceived,
+        connection: Connection,
+        answer: Callable[[RequestReceived, Connection], Awaitable[dict[str, Any]]],
+    ) -> Awaitable[Any]:
+        """The result of a client's ``request``: ``answer`` gives it at the end of the chain, for the
+        request with the params the middleware pass on."""
+
+        async def last(call: Call) -> dict[str, Any]:
+            passed = request if call.params is request.params else dataclasses.replace(request, params=call.params)
+            return await answer(passed, connection)
+
+        principal = getattr(connection.transport, "principal", None)
+        principal = principal if isinstance(principal, str) else None
+        method, params, era = request.method, request.params, request.era
+        return chain(self, last)(call_of(method, params, "request", "received", connection, era, principal, request.id))
+
+    def notified(
+        self,
+        notification: NotificationReceived,
+        connection: Connection,
+        act: Callable[[NotificationReceived, Connection], None],
+    ) -> Awaitable[Any]:
+        """A client's ``notification``, which ``act`` takes at the end of the chain."""
+
+        async def last(call: Call) -> None:
+            act(notification, connection)
+
+        method, params, era = notification.method, notification.params, connection.session.era
+        return chain(self, last)(call_of(method, params, "notification", "received", connection, era, None))
+
+    def asked(
+        self,
+        method: str,
+        params: dict[str, Any],
+        connection: Connection,
+        era: Era,
+        principal: str | None,
+        request_id: int | str,
+        ask: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]],
+    ) -> Awaitable[dict[str, Any]]:
+        """The client's answer to a question (``method``, ``params``) a handler asks it while serving
+        request ``request_id``: ``ask(params)`` sends it at the end of the chain."""
+        sent = call_of(method, params, "request", "sent", connection, era, principal, request_id)
+        return sent_through(self, sent, ask)
 
 
 def chain(middleware: Sequence[Middleware], last: CallNext) -> CallNext:

@@ -174,11 +174,14 @@ class Context:
         if self.era == "handshake":
             middleware = getattr(self.connection.handler, "middleware", None)  # the serving server's
             if middleware:  # a request on the wire: the server's middleware see it go and its answer come
-                from ..composition.middleware import call_of, sent_through
 
-                connection, era, principal, asked_for = self.connection, self.era, self.principal, self.request.id
-                sent = call_of(method, params, "request", "sent", connection, era, principal, asked_for)
-                return await sent_through(middleware, sent, lambda asked: self._ask(method, asked, timeout))
+                def ask(asked: dict[str, Any]) -> Awaitable[dict[str, Any]]:
+                    return self._ask(method, asked, timeout)
+
+                replied: dict[str, Any] = await middleware.asked(
+                    method, params, self.connection, self.era, self.principal, self.request.id, ask
+                )
+                return replied
             return await self._ask(method, params, timeout)
         # Stateless era: the question is part of this request's result (a middleware sees it there).
         if self.round is None:

@@ -47,7 +47,7 @@ from .tools import failure_result
 
 if TYPE_CHECKING:
     from ..apps.app import App
-    from ..composition.middleware import Call, Middleware
+    from ..composition.middleware import Chain, Middleware
     from ..composition.mounts import Mount, Mounts
     from ..composition.transforms import Kind, ToolTransform, Transforms
     from ..http_host.app import HttpApp
@@ -149,14 +149,15 @@ class Server:
         #: Tool calls that outlive their request (``server/tasks/``, ``docs/tasks.md``): settings, running tasks.
         self.tasks = TaskService(self)
         self._allowed = {v: requests_served(v) for v in versions}
-        # Composing (``backchannel.composition``) loads with the first mount, transform or rule, and
-        # the first message a middleware sees: a server that composes nothing never imports it.
+        # Composing (``backchannel.composition``) loads with the first mount, transform, rule or
+        # middleware: a server that composes nothing never imports it.
         #: Servers mounted under a prefix (``mount``, ``composition/mounts.py``); None before the first.
         self.mounts: Mounts[Server] | None = None
         #: Set on a mounted server: the server and the mount it is served by.
         self.mounted_in: tuple[Server, Mount[Server]] | None = None
-        #: What wraps every message received and every question sent (``add_middleware``).
-        self.middleware: list[Middleware] = []
+        #: What wraps every message received and every question sent (``add_middleware``): a
+        #: ``Chain`` of the middleware added, the first outermost; () before the first.
+        self.middleware: Chain | tuple[()] = ()
         #: Tools shown renamed or reshaped, items switched off (``transform_tool``, ``disable``;
         #: ``composition/transforms.py``); None before the first.
         self.transforms: Transforms | None = None
@@ -288,6 +289,10 @@ class Server:
         runs innermost. Returns it, so it works as a decorator too."""
         if self.mounted_in is not None:
             raise ValueError("add middleware to the mounting server: it wraps its mounts' messages too")
+        if not self.middleware:
+            from ..composition.middleware import Chain
+
+            self.middleware = Chain()
         self.middleware.append(middleware)
         return middleware
 
@@ -542,25 +547,18 @@ class Server:
         if route is None or (allowed is not None and method not in allowed):
             raise MethodNotFound(f"Method not found: {method}")
         if self.middleware:
-            return await self._through_middleware(request, connection)  # type: ignore[no-any-return]
+            return await self.middleware.received(request, connection, self._past_middleware)  # type: ignore[no-any-return]
         if self.transforms:
             return await self.transforms.answer(request, connection, self._routed)
         if self.mounts:
             return await self._with_mounts(self.mounts, request, connection)
         return await self.own_answer(request, connection)
 
-    async def _through_middleware(self, request: RequestReceived, connection: Connection) -> Any:
-        from ..composition.middleware import call_of, chain
-
-        async def last(call: Call) -> dict[str, Any]:
-            passed = request if call.params is request.params else dataclasses.replace(request, params=call.params)
-            if self.transforms:
-                return await self.transforms.answer(passed, connection, self._routed)
-            return await self._routed(passed, connection)
-
-        method, params, era, principal = request.method, request.params, request.era, _principal(connection)
-        call = call_of(method, params, "request", "received", connection, era, principal, request.id)
-        return await chain(self.middleware, last)(call)
+    def _past_middleware(self, request: RequestReceived, connection: Connection) -> Awaitable[dict[str, Any]]:
+        """``request`` as the middleware pass it on: through the transforms, to a mount or here."""
+        if self.transforms:
+            return self.transforms.answer(request, connection, self._routed)
+        return self._routed(request, connection)
 
     def _routed(self, request: RequestReceived, connection: Connection) -> Awaitable[dict[str, Any]]:
         """``request`` answered by a mount or here (after the middleware and the transforms)."""
@@ -613,14 +611,7 @@ class Server:
         """Act on a notification the client sent on ``connection`` (the runtime calls this with
         those it leaves to the server: a roots change makes the next ``ctx.list_roots()`` ask again)."""
         if self.middleware:
-            from ..composition.middleware import call_of, chain
-
-            async def last(call: Call) -> None:
-                self._notified(notification, connection)
-
-            era = connection.session.era
-            call = call_of(notification.method, notification.params, "notification", "received", connection, era, None)
-            return chain(self.middleware, last)(call)
+            return self.middleware.notified(notification, connection, self._notified)
         self._notified(notification, connection)
         return None
 
@@ -664,8 +655,3 @@ class Server:
         if any(other is not ending and not other.closed.is_set() for other in list(self._connections)):
             return
         await flows.stop_pages()
-
-
-def _principal(connection: Connection) -> str | None:
-    principal = getattr(connection.transport, "principal", None)
-    return principal if isinstance(principal, str) else None
