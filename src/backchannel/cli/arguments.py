@@ -270,11 +270,7 @@ def _sampling_options(sub: argparse.ArgumentParser, who: str) -> None:
 
 
 def _call_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], call_help: bool) -> None:
-    description = None
-    if call_help:
-        from ..ui import batch
-
-        description = plain_help(batch.__doc__ or "")
+    description = plain_help(_call_description()) if call_help else None
     call = commands.add_parser(
         "call",
         help="call one tool with no person at the keyboard: questions answered from a file, the result as JSON",
@@ -383,6 +379,24 @@ def _proxy_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="UPSTREAM",
         help="the upstream: -- COMMAND [ARGS...] (spawned, stdio) or an http(s):// URL",
     )
+
+
+def _call_description() -> str:
+    """``call``'s long help: the docstring of ``ui/batch.py``, read from its source. Importing the
+    module would load the terminal client (rich, the client, httpx2), half a second of CPU for a
+    page of text; a source that cannot be read (an install of bytecode alone) is imported."""
+    import ast
+
+    source = Path(__file__).resolve().parent.parent / "ui" / "batch.py"
+    try:
+        text = ast.get_docstring(ast.parse(source.read_text(encoding="utf-8")), clean=False)
+    except (OSError, SyntaxError, ValueError):
+        text = None
+    if text is None:
+        from ..ui import batch
+
+        text = batch.__doc__
+    return text or ""
 
 
 def plain_help(text: str) -> str:

@@ -1,10 +1,40 @@
-"""The high-level client API: ``Client``, the option groups it takes, and the task handle ``start_task`` returns."""
+"""The high-level client API: ``Client``, the option groups it takes, and the task handle ``start_task`` returns.
 
-from .cache import MemoryCache, ResultCache
-from .client import Client
-from .events import ListChanged, LogMessage, ResourceUpdated, Resubscribed
-from .options import CacheOptions, ClientOptions, InputOptions, LogOptions, RetryOptions, TimeoutOptions
-from .tasks import TaskCancelled, TaskFailed, TaskState, ToolTask
+The names load lazily, as the package's own do: a module of the client's that needs none of them
+(the OAuth token store that ``backchannel logout`` reads) is imported without the HTTP client.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .cache import MemoryCache, ResultCache
+    from .client import Client
+    from .events import ListChanged, LogMessage, ResourceUpdated, Resubscribed
+    from .options import CacheOptions, ClientOptions, InputOptions, LogOptions, RetryOptions, TimeoutOptions
+    from .tasks import TaskCancelled, TaskFailed, TaskState, ToolTask
+
+_EXPORTS: dict[str, str] = {
+    "CacheOptions": "options",
+    "Client": "client",
+    "ClientOptions": "options",
+    "InputOptions": "options",
+    "ListChanged": "events",
+    "LogMessage": "events",
+    "LogOptions": "options",
+    "MemoryCache": "cache",
+    "ResourceUpdated": "events",
+    "Resubscribed": "events",
+    "ResultCache": "cache",
+    "RetryOptions": "options",
+    "TaskCancelled": "tasks",
+    "TaskFailed": "tasks",
+    "TaskState": "tasks",
+    "TimeoutOptions": "options",
+    "ToolTask": "tasks",
+}
 
 __all__ = [
     "CacheOptions",
@@ -25,3 +55,16 @@ __all__ = [
     "TimeoutOptions",
     "ToolTask",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

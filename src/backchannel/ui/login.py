@@ -15,10 +15,14 @@ from __future__ import annotations
 
 __all__ = ["CLIENT_NAME", "forget", "kept_login", "login_advice", "terminal_oauth"]
 
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING
 
-from ..client.oauth import FileTokenStore, KeptLogin, LoopbackBrowser, OAuth
+from ..client.oauth.store import FileTokenStore
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..client.oauth import KeptLogin, OAuth
 
 #: How the terminal client names itself when it registers with an authorization server.
 CLIENT_NAME = "backchannel (terminal client)"
@@ -26,6 +30,9 @@ CLIENT_NAME = "backchannel (terminal client)"
 
 def terminal_oauth(console: Console, *, browser: bool = True) -> OAuth:
     """The terminal client's ``OAuth``: logins in the browser (or by a printed link), tokens on disk."""
+    from rich.markup import escape
+
+    from ..client.oauth import LoopbackBrowser, OAuth
 
     def announce(text: str) -> None:
         # One unwrapped line: the link must survive being copied out of the terminal whole.
@@ -41,6 +48,8 @@ def terminal_oauth(console: Console, *, browser: bool = True) -> OAuth:
 def kept_login() -> tuple[OAuth, KeptLogin]:
     """``backchannel call``'s ``OAuth``: the login ``connect`` keeps, refreshed, never a new one;
     and its grant, whose ``needed`` says afterwards whether a login was missing."""
+    from ..client.oauth import KeptLogin, OAuth
+
     grant = KeptLogin()
     return OAuth(grant=grant, store=FileTokenStore()), grant
 
@@ -53,6 +62,10 @@ def login_advice(url: str) -> str:
 async def forget(url: str) -> str:
     """``backchannel logout URL``: forget (and revoke where offered) what is kept for ``url``; what happened."""
     store = FileTokenStore()
+    if store.is_empty():  # nothing kept for any server: no OAuth (nor its HTTP client) to load, no lock to take
+        return f"no login kept for {url} (in {store.path})"
+    from ..client.oauth import LoopbackBrowser, OAuth
+
     oauth = OAuth(LoopbackBrowser(open_browser=False), store=store, client_name=CLIENT_NAME)
     if await oauth.logout(url):
         return f"logged out of {url}: its tokens are forgotten ({store.path})"

@@ -51,24 +51,66 @@ __all__ = [
     "WorkloadIdentity",
 ]
 
-from .browser import LoopbackBrowser, Redirect
-from .errors import (
-    AuthorizationDenied,
-    AuthorizationFailed,
-    LoginNeeded,
-    MetadataRefused,
-    StoreLocked,
-    TokenRequestFailed,
-)
-from .grants import (
-    AuthorizationCode,
-    ClientCredentials,
-    EnterpriseManaged,
-    Grant,
-    GrantContext,
-    KeptLogin,
-    WorkloadIdentity,
-)
-from .oauth import OAuth
-from .store import FileTokenStore, MemoryTokenStore, SharedTokenStore, TokenStore
-from .tokens import TokenSet
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .browser import LoopbackBrowser, Redirect
+    from .errors import (
+        AuthorizationDenied,
+        AuthorizationFailed,
+        LoginNeeded,
+        MetadataRefused,
+        StoreLocked,
+        TokenRequestFailed,
+    )
+    from .grants import (
+        AuthorizationCode,
+        ClientCredentials,
+        EnterpriseManaged,
+        Grant,
+        GrantContext,
+        KeptLogin,
+        WorkloadIdentity,
+    )
+    from .oauth import OAuth
+    from .store import FileTokenStore, MemoryTokenStore, SharedTokenStore, TokenStore
+    from .tokens import TokenSet
+
+#: Each public name's module: loaded at the first use of a name (``store.py`` alone loads no HTTP client).
+_EXPORTS: dict[str, str] = {
+    "AuthorizationCode": "grants",
+    "AuthorizationDenied": "errors",
+    "AuthorizationFailed": "errors",
+    "ClientCredentials": "grants",
+    "EnterpriseManaged": "grants",
+    "FileTokenStore": "store",
+    "Grant": "grants",
+    "GrantContext": "grants",
+    "KeptLogin": "grants",
+    "LoginNeeded": "errors",
+    "LoopbackBrowser": "browser",
+    "MemoryTokenStore": "store",
+    "MetadataRefused": "errors",
+    "OAuth": "oauth",
+    "Redirect": "browser",
+    "SharedTokenStore": "store",
+    "StoreLocked": "errors",
+    "TokenRequestFailed": "errors",
+    "TokenSet": "tokens",
+    "TokenStore": "store",
+    "WorkloadIdentity": "grants",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

@@ -22,8 +22,10 @@ import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .errors import StoreLocked
+if TYPE_CHECKING:
+    from .errors import StoreLocked
 
 if sys.platform == "win32":
     import msvcrt
@@ -87,6 +89,8 @@ class FileLock:
             os.close(descriptor)
 
     def _refused(self, timeout: float, doing: str) -> StoreLocked:
+        from .errors import StoreLocked  # (an httpx2 error: loaded when one is raised, not with the store)
+
         return StoreLocked(
             f"{self.path} is still locked after {timeout:g} seconds: another process is {doing} "
             "(a login waits for its person); try again once it is done",

@@ -105,6 +105,10 @@ class FileTokenStore:
         digest = hashlib.sha256(name.encode()).hexdigest()[:16]
         return FileLock(self.path.with_name(f"{self.path.name}.{digest}.lock")).hold(timeout, doing=doing)
 
+    def is_empty(self) -> bool:
+        """Whether the file keeps nothing: missing, empty, or damaged (as good as none, as ``get`` reads it)."""
+        return not self._read()
+
     async def get(self, key: str) -> dict[str, Any] | None:
         """The value kept under ``key`` in the file, or ``None``."""
         entries = await asyncio.to_thread(self._read)
