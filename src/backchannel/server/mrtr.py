@@ -232,4 +232,3 @@ def _merged(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
         held = merged.get(key)
         merged[key] = _merged(held, value) if isinstance(held, dict) and isinstance(value, dict) else value
     return merged
-
