@@ -67,7 +67,9 @@ _PLAIN = {"cache-control": "no-store", "referrer-policy": "no-referrer", "x-cont
 class AppConnection(Protocol):
     """What the host needs of the session with the server: to send a request (a ``Client`` is one)."""
 
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]: ...
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send ``method`` to the server over the terminal client's session; its result."""
+        ...
 
 
 class ShownApp:
@@ -79,6 +81,7 @@ class ShownApp:
 
     @property
     def view_id(self) -> str:
+        """The id of the app's view on the host page."""
         return self.view.view_id
 
     def finished(self, result: Mapping[str, Any]) -> None:

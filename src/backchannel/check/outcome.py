@@ -32,6 +32,7 @@ class Line:
     text: str
 
     def as_json(self) -> dict[str, Any]:
+        """One line of the exchange as the JSON report shows it."""
         return {"direction": self.direction, "at": round(self.at, 3), "message": self.text}
 
 
@@ -63,14 +64,17 @@ class Outcome:
 
     @property
     def group(self) -> str:
+        """The group of checks this one belongs to."""
         return CHECKS[self.id].group
 
     @property
     def title(self) -> str:
+        """What the check tests, in a few words."""
         return CHECKS[self.id].title
 
     @property
     def rule(self) -> Rule:
+        """The spec line the check tests, in the revision it ran against."""
         return CHECKS[self.id].rule_for(self.revision)
 
     @property
@@ -79,6 +83,7 @@ class Outcome:
         return f"{self.id}@{self.revision}" if self.revision else self.id
 
     def as_json(self) -> dict[str, Any]:
+        """The check's entry of ``--json``: id, group, verdict, spec line and, on a failure, the evidence."""
         evidence: dict[str, Any] = {"summary": self.summary}
         if self.exchange:
             evidence["exchange"] = [line.as_json() for line in self.exchange]

@@ -97,15 +97,18 @@ class Report:
 
     @property
     def failed(self) -> bool:
+        """Whether any check failed (the command then exits 1)."""
         return any(outcome.verdict == "fail" for outcome in self.outcomes)
 
     def counts(self) -> dict[Verdict, int]:
+        """How many checks passed, failed and did not apply."""
         counts: dict[Verdict, int] = {"pass": 0, "fail": 0, "n/a": 0}
         for outcome in self.outcomes:
             counts[outcome.verdict] += 1
         return counts
 
     def as_json(self) -> dict[str, Any]:
+        """The whole card as ``--json`` prints it: the target and every check's entry."""
         return {
             "target": self.target,
             "transport": self.transport,

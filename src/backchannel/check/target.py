@@ -144,6 +144,7 @@ class Target:
         return "stdio" if self.command is not None else "http"
 
     def describe(self) -> str:
+        """The target as the card names it: its URL, or its command line."""
         if self.command is not None:
             import shlex
 
@@ -190,4 +191,5 @@ class Target:
         return httpx2.AsyncClient(timeout=timeout, headers=dict(self.headers), auth=self.auth, limits=limits)
 
     def environment(self) -> dict[str, str]:
+        """The environment a stdio target's process is started with: ours and what was given."""
         return {**os.environ, **(self.env or {})}

@@ -28,7 +28,7 @@ from .folder import SkillError, read_skill_folder
 from .frontmatter import FrontMatterError, check_front_matter, parse_front_matter, render_skill_md, split_skill_md
 
 #: What makes a dynamic skill's ``SKILL.md`` body at each read (plain or async).
-BodyMaker = Callable[[], "str | Awaitable[str]"]
+BodyMaker = Callable[[], str | Awaitable[str]]
 
 _SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")
 _BINARY_FAMILIES = ("image/", "audio/", "video/", "font/")
@@ -57,6 +57,7 @@ class SkillFile:
 
     @classmethod
     def make(cls, path: str, uri: str, data: bytes, mime_type: str | None = None) -> SkillFile:
+        """A file of a skill from its bytes: how it is served (MIME type, text or not) and its digest."""
         mime, text = _served_as(path, data, mime_type)
         return cls(path, uri, data, mime, text, "sha256:" + hashlib.sha256(data).hexdigest())
 
@@ -86,6 +87,7 @@ class PublishedSkill:
 
     @property
     def description(self) -> str:
+        """The skill's ``description`` from its front matter."""
         return str(self.front_matter["description"])
 
     @property
