@@ -18,6 +18,7 @@ from _fleet import RoundRobin
 from backchannel import Client, Server
 from backchannel.state.shared import SharedState
 from backchannel.testing import run, serve_on_loopback
+from backchannel.types.versions import Era
 
 SSE_AFTER = 0.05
 
@@ -25,7 +26,7 @@ SSE_AFTER = 0.05
 class SlowToStart(Server):
     """A mounted server that takes a while to be ready, as a remote mount connecting does."""
 
-    async def ready(self, declared: dict[str, Any] | None) -> None:
+    async def ready(self, declared: dict[str, Any] | None, era: Era | None = None) -> None:
         await asyncio.sleep(SSE_AFTER * 4)  # (the slowness under test, not a wait for something)
 
 
