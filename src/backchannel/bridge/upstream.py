@@ -37,7 +37,7 @@ import contextlib
 import itertools
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -539,13 +539,19 @@ class Upstream:
         task = ToolTask(client, str(name), arguments, state, client.tasks.number()).follow()
         return await self._run_followed(client, call, task)
 
-    async def _run_followed(self, client: UpstreamClient, call: _Call, task: ToolTask) -> dict[str, Any]:
+    @contextlib.contextmanager
+    def _under_way(self, client: UpstreamClient, call: _Call) -> Iterator[None]:
+        """``call`` is under way on ``client`` meanwhile: the upstream's questions and logs go to it."""
         calls = self._calls.setdefault(client, [])
         calls.append(call)
         try:
-            result = await task
+            yield
         finally:
             calls.remove(call)
+
+    async def _run_followed(self, client: UpstreamClient, call: _Call, task: ToolTask) -> dict[str, Any]:
+        with self._under_way(client, call):
+            result = await task
         return cast("dict[str, Any]", msgspec.to_builtins(result))
 
     async def run_task(self, name: str, arguments: dict[str, Any], ctx: Context) -> CallToolResult:
@@ -554,31 +560,22 @@ class Upstream:
         a downstream client whose tasks are of the other era's form."""
         client = await self.client_for(ctx.client_capabilities, ctx.era)
         call = _Call(ctx)
-        calls = self._calls.setdefault(client, [])
-        calls.append(call)
-        try:
+        with self._under_way(client, call):
             task = await client.start_task(
                 name, arguments, on_progress=self._progress_to(call) if _asks_progress(call) else None
             )
             return await task
-        finally:
-            calls.remove(call)
 
     async def _call(self, client: UpstreamClient, call: _Call, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        calls = self._calls.setdefault(client, [])
-        calls.append(call)
         try:
-            return await client.connection.request(
-                method, params, timeout=None, on_progress=self._progress_to(call) if _asks_progress(call) else None
-            )
-        except MCPError as exc:
-            if isinstance(exc, ConnectionClosed):  # it died or went away: said as a failed start is
-                message = f"upstream {self.spec.name} is unavailable: {_one_line(exc)}"
-                logger.error("%s", message)
-                raise UpstreamUnavailable(message, data={"upstream": self.spec.name}) from None
-            raise
-        finally:
-            calls.remove(call)
+            with self._under_way(client, call):
+                return await client.connection.request(
+                    method, params, timeout=None, on_progress=self._progress_to(call) if _asks_progress(call) else None
+                )
+        except ConnectionClosed as exc:  # it died or went away: said as a failed start is
+            message = f"upstream {self.spec.name} is unavailable: {_one_line(exc)}"
+            logger.error("%s", message)
+            raise UpstreamUnavailable(message, data={"upstream": self.spec.name}) from None
 
     @staticmethod
     def _progress_to(call: _Call) -> Callable[[ProgressReceived], Awaitable[None]]:
