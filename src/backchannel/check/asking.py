@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from ..types.versions import Era
 from .plan import ToolUse, value_for
-from .runner import Run, checks, result_of, said
+from .run import Run, checks, result_of, said
 from .shapes import obj
 from .wire import Wire, capabilities_for, error_code
 

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from ..types.versions import Era
 from .outcome import shown
 from .raw_http import RawAnswer, headers_for, post
-from .runner import Run, checks
+from .run import Run, checks
 from .wire import Wire
 
 _CHECKS = ("auth.challenge", "auth.metadata", "auth.invalid-token", "auth.audience", "auth.scope")

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .runner import Run
+from .run import Run
 from .spec import CHECKS, CheckSpec, Rule
 
 PINNED = "0.2.0-alpha.12"

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..types.versions import HANDSHAKE_VERSIONS, LATEST_STATELESS, STATELESS_VERSIONS
 from .raw_http import headers_for, post
-from .runner import Run, checks, result_of, said
+from .run import Run, checks, result_of, said
 from .shapes import obj
 from .target import CheckedHttp
 from .wire import Wire, error_code

@@ -29,7 +29,7 @@ from ..types.versions import Era
 from .asking import form_content
 from .outcome import shown
 from .raw_http import headers_for
-from .runner import NoSession, Run, checks, result_of, said
+from .run import NoSession, Run, checks, result_of, said
 from .target import CheckedHttp
 from .wire import Wire
 

@@ -21,7 +21,7 @@ from ..types.versions import Era
 from .fuzz import REFUSALS, Frames, Ledger
 from .outcome import Line
 from .raw_http import RawAnswer, headers_for, post
-from .runner import Run, checks, result_of, said
+from .run import Run, checks, result_of, said
 from .target import CheckedHttp, CheckedStdio
 from .wire import Wire, error_code
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..types.versions import Era
 from .plan import arguments_for
-from .runner import Run, checks, result_of, said
+from .run import Run, checks, result_of, said
 from .shapes import obj
 from .wire import Wire, error_code
 

@@ -18,7 +18,7 @@ from typing import Any
 from ..types.logging import LOGGING_LEVELS
 from ..types.versions import Era
 from .plan import ToolUse
-from .runner import Run, checks, result_of, said
+from .run import Run, checks, result_of, said
 from .shapes import obj, seq
 from .wire import Wire, error_code
 
