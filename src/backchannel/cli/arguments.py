@@ -11,11 +11,11 @@ __all__ = ["LOG_LEVELS", "build_parser", "is_argument_word", "plain_help", "tool
 
 import argparse
 import ipaddress
-import math
 import re
 from pathlib import Path
 
 from .._version import __version__
+from .options import header_option, seconds, whole_number
 
 #: The MCP log levels (``logging/setLevel``), lowest first.
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -96,7 +96,7 @@ def build_parser(call_help: bool = False) -> tuple[argparse.ArgumentParser, dict
     )
     for sub in (connect, demo):
         _session_options(sub)
-    _header_option(connect)
+    header_option(connect)
     connect.add_argument(
         "target",
         nargs=argparse.REMAINDER,
@@ -234,19 +234,6 @@ def _session_options(sub: argparse.ArgumentParser) -> None:
     _sampling_options(sub, "you approve each request and each reply; without these you type the reply")
 
 
-def _header_option(sub: argparse.ArgumentParser) -> None:
-    """``--header NAME:VALUE`` for an http(s):// server (``connect``, ``call``, ``proxy``)."""
-    sub.add_argument(
-        "--header",
-        action="append",
-        default=None,
-        type=_header,
-        metavar="NAME:VALUE",
-        help="an HTTP header sent with every request to an http(s):// server (repeatable); "
-        "an Authorization header is sent as given, instead of the kept login",
-    )
-
-
 def _sampling_options(sub: argparse.ArgumentParser, who: str) -> None:
     """Where the server's sampling requests go (``ui/sampling_models.py``)."""
     sampling = sub.add_argument_group("sampling", f"who answers the server's sampling requests ({who})")
@@ -299,7 +286,7 @@ def _call_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], 
     )
     call.add_argument("--era", choices=_ERA_SPELLINGS, default="auto", help=_ERA_HELP)
     call.add_argument(
-        "--timeout", type=_seconds, default=300.0, help="seconds for the whole call (0: no limit; default 300)"
+        "--timeout", type=seconds, default=300.0, help="seconds for the whole call (0: no limit; default 300)"
     )
     call.add_argument(
         "--log-level",
@@ -308,7 +295,7 @@ def _call_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], 
         choices=LOG_LEVELS,
         help="print the server's log messages at this level and above on stderr (either era; default: none)",
     )
-    _header_option(call)
+    header_option(call)
     _sampling_options(call, "without these, the answers file")
 
 
@@ -339,13 +326,13 @@ def _proxy_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     proxy.add_argument(
         "--upstream-timeout",
-        type=_seconds,
+        type=seconds,
         default=60.0,
         metavar="SECONDS",
         help="how long the upstream has to answer its introduction before it is named unavailable "
         "(a login's time is not counted; 0: no limit; default 60)",
     )
-    _header_option(proxy)
+    header_option(proxy)
     proxy.add_argument(
         "--log-level",
         default="warning",
@@ -418,18 +405,8 @@ def _http_url(text: str) -> str:
     return text
 
 
-def _whole_number(text: str, low: int, high: int, what: str) -> int:
-    try:
-        number = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not {what} ({low} to {high})") from None
-    if not low <= number <= high:
-        raise argparse.ArgumentTypeError(f"{number} is not {what} ({low} to {high})")
-    return number
-
-
 def _port(text: str) -> int:
-    return _whole_number(text, 1, 65535, "a port number")
+    return whole_number(text, 1, 65535, "a port number")
 
 
 def _host(text: str) -> str:
@@ -456,7 +433,7 @@ def _redis_url(text: str) -> str:
 
 
 def _workers(text: str) -> int:
-    return _whole_number(text, 1, 64, "a number of workers")
+    return whole_number(text, 1, 64, "a number of workers")
 
 
 def _directory(text: str) -> str:
@@ -472,34 +449,6 @@ def _save_dir(text: str) -> str:
     if existing is None or not existing.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is not a directory, nor a place one can be made")
     return text
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (0 or more; 0: no limit)")
-    return value
-
-
-_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 §5.6.2: what a field name is made of
-#: Headers the HTTP transport writes itself: given here, they would contradict it.
-_TRANSPORT_HEADERS = ("accept", "connection", "content-length", "content-type", "host", "last-event-id")
-
-
-def _header(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition(":")
-    name, value = name.strip(), value.strip()
-    if not sep or not _TOKEN.fullmatch(name):
-        raise argparse.ArgumentTypeError(f"{text!r} is not NAME:VALUE (like 'X-Api-Key: abc123')")
-    if any(char in value for char in "\r\n\0"):
-        raise argparse.ArgumentTypeError(f"the value of {name} holds a line break")
-    lowered = name.lower()
-    if lowered in _TRANSPORT_HEADERS or lowered.startswith("mcp-"):
-        raise argparse.ArgumentTypeError(f"{name} is written by the MCP transport itself; it cannot be given")
-    return name, value
 
 
 def tool_arguments(words: list[str]) -> str:

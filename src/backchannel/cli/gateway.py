@@ -39,7 +39,7 @@ _PROG = "backchannel gateway"
 
 def run_gateway(args: argparse.Namespace) -> int:
     """Read ``args.config``, then serve it as ``args`` say (or, with ``--check``, only say whether it can be)."""
-    from .main import run_options_problem, serve
+    from .serving import run_options_problem, serve, stdin_is_a_terminal
 
     handler = logging.StreamHandler(sys.stderr)  # one line per event, named as the gateway
     handler.setFormatter(logging.Formatter(f"{_PROG}: %(message)s"))
@@ -66,7 +66,7 @@ def run_gateway(args: argparse.Namespace) -> int:
             import traceback
 
             traceback.print_exc()
-        elif args.http or _stdin_is_a_terminal():
+        elif args.http or stdin_is_a_terminal():
             print(f"{_PROG}: stopped (Ctrl-C)", file=sys.stderr)
         return 130
 
@@ -168,10 +168,3 @@ def _add_middleware(server: Server, config: GatewayConfig) -> None:
 def _described(upstream: UpstreamConfig) -> str:
     where = " ".join(upstream.command) if upstream.command is not None else upstream.url
     return f"{upstream.prefix or '(no prefix)'} = {where}"
-
-
-def _stdin_is_a_terminal() -> bool:
-    try:
-        return sys.stdin is not None and sys.stdin.isatty()
-    except (ValueError, OSError):  # closed
-        return False

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..server.server import Server
     from ..ui.sampling_models import SamplingModel
+    from .serving import run_options_problem, serve
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,6 +58,8 @@ def _run(args: argparse.Namespace) -> int:
     """``backchannel run``: 0 once served, 2 for a target or options that cannot be served, 3 for
     a server that could not start, 130 after Ctrl-C; each said in one line (the traceback too
     with ``--debug``)."""
+    from .serving import run_options_problem, stdin_is_a_terminal
+
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     problem = run_options_problem(args)
     if problem is not None:
@@ -70,25 +72,14 @@ def _run(args: argparse.Namespace) -> int:
             import traceback
 
             traceback.print_exc()
-        elif _stdin_is_a_terminal():  # else the client that spawned us says it (call: "interrupted")
+        elif stdin_is_a_terminal():  # else the client that spawned us says it (call: "interrupted")
             print("backchannel run: stopped (Ctrl-C)", file=sys.stderr)
         return 130
 
 
-def run_options_problem(args: argparse.Namespace) -> str | None:
-    if args.workers > 1 and args.redis is None:
-        return "--workers needs --redis: the workers share their sessions through it"
-    if (args.redis is not None or args.workers > 1) and not args.http:
-        return "--redis and --workers serve HTTP: add --http"
-    if args.legacy_sse and (not args.http or args.workers > 1):
-        return "--legacy-sse serves HTTP from one process: add --http, leave out --workers"
-    if (args.allow_host or args.allow_origin) and not args.http:
-        return "--allow-host and --allow-origin are checks of HTTP requests: add --http"
-    return None
-
-
 def _serve(args: argparse.Namespace) -> int:
     from .loader import TargetError, load_server
+    from .serving import serve
 
     try:
         server = load_server(args.target)
@@ -102,52 +93,6 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"backchannel run: {exc}{hint}", file=sys.stderr)
         return 2
     return serve(server, args, "backchannel run")
-
-
-def serve(server: Server, args: argparse.Namespace, prog: str) -> int:
-    """Serve ``server`` as ``args`` say (``arguments._serving_options``): on stdio, or over HTTP,
-    saying on stderr, as ``prog``, where it listens once it does; 0 once it stopped."""
-    if not args.http:
-        server.run()
-        return 0
-    from ..framing.http import LOCALHOST_HOSTS, LOCALHOST_ORIGINS
-    from ..http_host.run_http import http_base
-
-    url = http_base(args.host, args.port) + args.path
-    wide = f"; it listens on every interface ({args.host})" if args.host in ("0.0.0.0", "::") else ""
-    fleet = f" with {args.workers} workers" if args.workers > 1 else ""
-    fleet += f", sharing state through {args.redis}" if args.redis else ""
-    legacy = f", and the deprecated HTTP+SSE transport at {http_base(args.host, args.port)}/sse"
-    fleet += legacy if args.legacy_sse else ""
-    line = (
-        f"{prog}: serving {server.name} over Streamable HTTP at {url}{fleet} (Ctrl-C stops it{wide}); "
-        f"connect with: backchannel connect {url}"
-    )
-    options: dict[str, Any] = {}
-    if args.allow_host:  # loopback names stay allowed: a health check on the machine itself
-        options["allowed_hosts"] = (*LOCALHOST_HOSTS, *args.allow_host)
-    if args.allow_origin:
-        options["allowed_origins"] = (*LOCALHOST_ORIGINS, *args.allow_origin)
-    server.run_http(
-        args.host,
-        args.port,
-        args.path,
-        redis=args.redis,
-        workers=args.workers,
-        legacy_sse=args.legacy_sse,
-        # said once the port listens and the app has started: never of a server that then fails
-        on_listening=lambda: print(line, file=sys.stderr, flush=True),
-        debug=args.debug,
-        **options,
-    )
-    return 0
-
-
-def _stdin_is_a_terminal() -> bool:
-    try:
-        return sys.stdin is not None and sys.stdin.isatty()
-    except (ValueError, OSError):  # closed
-        return False
 
 
 def _connect(args: argparse.Namespace) -> int:
@@ -291,6 +236,16 @@ def _sampling(args: argparse.Namespace) -> SamplingModel | str | None:
     except ValueError as exc:
         print(f"backchannel {args.command}: {exc}", file=sys.stderr)
         return str(exc)
+
+
+def __getattr__(name: str) -> Any:
+    """``run_options_problem`` and ``serve``, which ``serving.py`` holds, under their old home's
+    name; imported on first use, so that a command that only parses its line does not load them."""
+    if name in ("run_options_problem", "serve"):
+        from . import serving
+
+        return getattr(serving, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 if __name__ == "__main__":  # pragma: no cover

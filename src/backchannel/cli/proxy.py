@@ -21,6 +21,8 @@ import re
 import sys
 from typing import Any
 
+from .options import header_map, terminal_login
+
 _PREFIX = "backchannel proxy"
 
 
@@ -37,6 +39,7 @@ def run_proxy(args: argparse.Namespace) -> int:
         return 2
     _operator_log(args.log_level)
     from ..bridge import Proxy
+    from .serving import stdin_is_a_terminal
 
     proxy = Proxy(spec)
     try:
@@ -45,7 +48,7 @@ def run_proxy(args: argparse.Namespace) -> int:
         else:
             proxy.run()
     except KeyboardInterrupt:
-        if _stdin_is_a_terminal() or args.serve == "http":
+        if stdin_is_a_terminal() or args.serve == "http":
             print(f"{_PREFIX}: stopped (Ctrl-C)", file=sys.stderr)
         return 130
     return 0
@@ -71,7 +74,7 @@ def _upstream(args: argparse.Namespace) -> Any:
         return UpstreamSpec(command=target, era=args.upstream_era, connect_timeout=args.upstream_timeout or None)
     if len(target) > 1:
         raise _Refused(f"unexpected words after the URL: {' '.join(target[1:])} (options go before it)")
-    headers = _header_map(args.header or ())
+    headers = header_map(args.header or ())
     return UpstreamSpec(
         url=target[0],
         headers=headers,
@@ -81,38 +84,22 @@ def _upstream(args: argparse.Namespace) -> Any:
     )
 
 
-def _header_map(pairs: Any) -> dict[str, str]:
-    """``--header`` pairs as one mapping; a name given twice has its values joined (RFC 9110 §5.3)."""
-    headers: dict[str, str] = {}
-    for name, value in pairs:
-        same = next((known for known in headers if known.lower() == name.lower()), name)
-        headers[same] = f"{headers[same]}, {value}" if same in headers else value
-    return headers
-
-
 def _login(args: argparse.Namespace, headers: dict[str, str]) -> Any:
     """The upstream's ``OAuth``, as ``backchannel connect`` logs in (its kept tokens, its browser
     login, the link printed with ``--no-browser``), or the client credentials grant; None with an
     ``Authorization`` header, which is then the credential."""
+    if args.client_id is None:
+        return terminal_login(headers, browser=args.browser)
     if any(name.lower() == "authorization" for name in headers):
-        if args.client_id is not None:
-            raise _Refused("--client-id and an Authorization header are two credentials: give one")
-        return None
+        raise _Refused("--client-id and an Authorization header are two credentials: give one")
     from ..client.oauth import ClientCredentials, FileTokenStore, OAuth
 
-    if args.client_id is not None:
-        secret = None
-        if args.client_secret_env is not None:
-            secret = os.environ.get(args.client_secret_env)
-            if not secret:
-                raise _Refused(f"--client-secret-env: the environment variable {args.client_secret_env} is not set")
-        return OAuth(grant=ClientCredentials(args.client_id, secret), store=FileTokenStore())
-    from rich.console import Console
-
-    from ..ui.login import terminal_oauth
-
-    # stdout is the host's channel: what the login says goes to stderr
-    return terminal_oauth(Console(stderr=True), browser=args.browser)
+    secret = None
+    if args.client_secret_env is not None:
+        secret = os.environ.get(args.client_secret_env)
+        if not secret:
+            raise _Refused(f"--client-secret-env: the environment variable {args.client_secret_env} is not set")
+    return OAuth(grant=ClientCredentials(args.client_id, secret), store=FileTokenStore())
 
 
 class _Unrepeated(logging.Filter):
@@ -148,10 +135,3 @@ def _serve_http(proxy: Any, args: argparse.Namespace, upstream: str) -> None:
     wide = f"; it listens on every interface ({args.host})" if args.host in ("0.0.0.0", "::") else ""
     line = f"{_PREFIX}: serving {upstream} over Streamable HTTP at {url} (Ctrl-C stops it{wide})"
     proxy.run_http(args.host, args.port, args.path, on_listening=lambda: print(line, file=sys.stderr, flush=True))
-
-
-def _stdin_is_a_terminal() -> bool:
-    try:
-        return sys.stdin is not None and sys.stdin.isatty()
-    except (ValueError, OSError):  # closed
-        return False

@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .options import header_map, header_option, seconds, terminal_login, whole_number
+
 _PREFIX = "backchannel check"
 
 
@@ -107,8 +109,9 @@ def _target(args: argparse.Namespace) -> Any:
     if re.match(r"https?://", words[0], re.IGNORECASE):
         if len(words) > 1:
             raise _Refused(f"unexpected words after the URL: {' '.join(words[1:])} (options go before it)")
-        headers = _header_map(args.header or ())
-        return Target(url=words[0], headers=headers, auth=_login(args, headers), show_stderr=args.show_stderr)
+        headers = header_map(args.header or ())
+        auth = terminal_login(headers, browser=args.browser)
+        return Target(url=words[0], headers=headers, auth=auth, show_stderr=args.show_stderr)
     if args.header:
         raise _Refused("--header is for an http(s):// server; this one is a command, spoken to over stdio")
     import shutil
@@ -116,28 +119,6 @@ def _target(args: argparse.Namespace) -> Any:
     if shutil.which(words[0]) is None:
         raise _Refused(f"no such command: {words[0]} (give a server command and its arguments, or an http(s):// URL)")
     return Target(command=tuple(words), show_stderr=args.show_stderr)
-
-
-def _header_map(pairs: Any) -> dict[str, str]:
-    """``--header`` pairs as one mapping; a name given twice has its values joined (RFC 9110 §5.3)."""
-    headers: dict[str, str] = {}
-    for name, value in pairs:
-        same = next((known for known in headers if known.lower() == name.lower()), name)
-        headers[same] = f"{headers[same]}, {value}" if same in headers else value
-    return headers
-
-
-def _login(args: argparse.Namespace, headers: dict[str, str]) -> Any:
-    """The login ``connect`` keeps for the URL (its browser login, or the link with
-    ``--no-browser``); None with an ``Authorization`` header, which is then the credential."""
-    if any(name.lower() == "authorization" for name in headers):
-        return None
-    from rich.console import Console
-
-    from ..ui.login import terminal_oauth
-
-    # stdout is the report's: what the login says goes to stderr
-    return terminal_oauth(Console(stderr=True), browser=args.browser)
 
 
 _CHECK = """A report card for any MCP server, in any language: which eras and revisions it speaks;
@@ -160,8 +141,6 @@ go only to a server on this machine unless --load. Exit status 1 when a check fa
 
 
 def add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from .arguments import _header_option, _seconds, _whole_number
-
     check = commands.add_parser(
         "check",
         help="check any MCP server (a command to spawn, or an http(s):// URL) and print its report card",
@@ -185,14 +164,14 @@ def add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     check.add_argument(
         "--budget",
-        type=lambda text: _whole_number(text, 0, 1_000_000, "a number of frames"),
+        type=lambda text: whole_number(text, 0, 1_000_000, "a number of frames"),
         default=None,
         metavar="N",
         help="fuzzed frames to send (default 300; 0: no fuzzing)",
     )
     check.add_argument(
         "--timeout",
-        type=_seconds,
+        type=seconds,
         default=10.0,
         metavar="SECONDS",
         help="how long any one answer may take (default 10)",
@@ -217,14 +196,14 @@ def add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     check.add_argument(
         "--sessions",
-        type=lambda text: _whole_number(text, 1, 10_000, "a number of sessions"),
+        type=lambda text: whole_number(text, 1, 10_000, "a number of sessions"),
         default=64,
         metavar="N",
         help="HTTP: sessions the session check opens (default 64)",
     )
     check.add_argument(
         "--fleet",
-        type=lambda text: _whole_number(text, 1, 1000, "a number of sessions"),
+        type=lambda text: whole_number(text, 1, 1000, "a number of sessions"),
         default=None,
         metavar="N",
         help="HTTP: the fleet checks with N sessions at once, every request on its own connection: "
@@ -264,7 +243,7 @@ def add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         action="store_false",
         help="print the link of a login on stderr instead of opening a browser",
     )
-    _header_option(check)
+    header_option(check)
     check.add_argument(
         "target",
         nargs=argparse.REMAINDER,
