@@ -7,30 +7,30 @@ stack.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._lazy import lazy_names
 from ._version import __version__
 from ._wiring import wire_remote
 
 _EXPORTS: dict[str, str] = {
-    "Server": "backchannel.server.server",
-    "Complete": "backchannel.completion.completers",
-    "Elicited": "backchannel.server.elicitation",
-    "Context": "backchannel.server.context",
-    "Image": "backchannel.server.content",
-    "Audio": "backchannel.server.content",
-    "user": "backchannel.server.prompts",
-    "assistant": "backchannel.server.prompts",
-    "Client": "backchannel.client.client",
-    "ToolError": "backchannel.types.errors",
-    "MCPError": "backchannel.types.errors",
-    "RequestError": "backchannel.types.errors",
-    "RequestTimeout": "backchannel.types.errors",
-    "ConnectionClosed": "backchannel.types.errors",
-    "InvalidParams": "backchannel.types.errors",
-    "ResourceNotFound": "backchannel.types.errors",
-    "MissingCapability": "backchannel.types.errors",
+    "Server": "server.server",
+    "Complete": "completion.completers",
+    "Elicited": "server.elicitation",
+    "Context": "server.context",
+    "Image": "server.content",
+    "Audio": "server.content",
+    "user": "server.prompts",
+    "assistant": "server.prompts",
+    "Client": "client.client",
+    "ToolError": "types.errors",
+    "MCPError": "types.errors",
+    "RequestError": "types.errors",
+    "RequestTimeout": "types.errors",
+    "ConnectionClosed": "types.errors",
+    "InvalidParams": "types.errors",
+    "ResourceNotFound": "types.errors",
+    "MissingCapability": "types.errors",
 }
 
 __all__ = [
@@ -84,13 +84,7 @@ def _remote(**where: Any) -> Any:
 wire_remote(_remote)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'backchannel' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

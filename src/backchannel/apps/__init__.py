@@ -38,8 +38,9 @@ __all__ = [
     "with_policy",
 ]
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 #: Loaded on first use: a server that publishes apps imports ``app.py`` alone, not the host's parts.
 _EXPORTS: dict[str, str] = {
@@ -79,10 +80,4 @@ if TYPE_CHECKING:
     from .view import APPS_PROTOCOL_VERSIONS, Forward, Step, ViewSession
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'backchannel.apps' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _EXPORTS)

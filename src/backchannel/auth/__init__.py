@@ -41,8 +41,9 @@ __all__ = [
     "current_principal",
 ]
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_names
 from ..types.errors import (
     AuthError,
     InsufficientScope,
@@ -66,11 +67,5 @@ _NEEDING_JOSERFC = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    # PEP 562: joserfc (and httpx2's client) load only for a server that verifies tokens.
-    module = _NEEDING_JOSERFC.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+# PEP 562: joserfc (and httpx2's client) load only for a server that verifies tokens.
+__getattr__ = lazy_names(__name__, _NEEDING_JOSERFC)

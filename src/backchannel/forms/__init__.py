@@ -27,8 +27,9 @@ __all__ = [
     "validate_content",
 ]
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .errors import FormContentError, FormSchemaError
@@ -41,23 +42,17 @@ if TYPE_CHECKING:
 #: form should not pay at start for the form machinery (FormSpec alone pulls in pydantic's
 #: e-mail and URL types, which load importlib.metadata: about 15 ms).
 _WHERE = {
-    "FormContentError": ".errors",
-    "FormSchemaError": ".errors",
-    "Format": ".markers",
-    "Titles": ".markers",
-    "apply_defaults": ".schema",
-    "check_requested_schema": ".schema",
-    "choices": ".schema",
-    "is_multi_select": ".schema",
-    "validate_content": ".schema",
-    "FormSpec": ".types",
+    "FormContentError": "errors",
+    "FormSchemaError": "errors",
+    "Format": "markers",
+    "Titles": "markers",
+    "apply_defaults": "schema",
+    "check_requested_schema": "schema",
+    "choices": "schema",
+    "is_multi_select": "schema",
+    "validate_content": "schema",
+    "FormSpec": "types",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE)

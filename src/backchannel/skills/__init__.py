@@ -29,8 +29,9 @@ __all__ = [
     "verify_file",
 ]
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 #: Loaded on first use: a server imports the catalog and the routes only, not YAML or hashing.
 _EXPORTS: dict[str, str] = {
@@ -54,13 +55,7 @@ if TYPE_CHECKING:
     from .verify import SkillVerificationError, check_entry, verify_file
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'backchannel.skills' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

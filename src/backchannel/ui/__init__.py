@@ -24,8 +24,9 @@ __all__ = [
     "scripted",
 ]
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .commands import Command, CommandError, parse_arguments, parse_command
@@ -37,32 +38,27 @@ if TYPE_CHECKING:
     #: The old name of ``TerminalSession`` (``backchannel.protocol`` has the ``Session``).
     Session = TerminalSession
 
-#: Each public name's module and its name there, loaded at its first use: a command that needs one
-#: module of the terminal client (``backchannel logout``: ``login.py``) loads no more of it.
-_EXPORTS: dict[str, tuple[str, str]] = {
-    "Ask": ("questions", "Ask"),
-    "Cancelled": ("questions", "Cancelled"),
-    "Command": ("commands", "Command"),
-    "CommandError": ("commands", "CommandError"),
-    "FormRenderer": ("form_prompt", "FormRenderer"),
-    "LinkConsent": ("form_prompt", "LinkConsent"),
-    "Question": ("questions", "Question"),
-    "Renderer": ("render", "Renderer"),
+#: Each public name's module (and its name there, where it differs), loaded at its first use: a
+#: command that needs one module of the terminal client (``backchannel logout``: ``login.py``)
+#: loads no more of it.
+_EXPORTS: dict[str, str | tuple[str, str]] = {
+    "Ask": "questions",
+    "Cancelled": "questions",
+    "Command": "commands",
+    "CommandError": "commands",
+    "FormRenderer": "form_prompt",
+    "LinkConsent": "form_prompt",
+    "Question": "questions",
+    "Renderer": "render",
     "Session": ("session", "TerminalSession"),  # the old name of ``TerminalSession``
-    "TerminalSession": ("session", "TerminalSession"),
-    "parse_arguments": ("commands", "parse_arguments"),
-    "parse_command": ("commands", "parse_command"),
-    "scripted": ("questions", "scripted"),
+    "TerminalSession": "session",
+    "parse_arguments": "commands",
+    "parse_command": "commands",
+    "scripted": "questions",
 }
 
 
-def __getattr__(name: str) -> Any:
-    found = _EXPORTS.get(name)
-    if found is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{found[0]}", __name__), found[1])
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:
