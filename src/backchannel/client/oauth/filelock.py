@@ -97,17 +97,27 @@ class FileLock:
             path=str(self.path),
         )
 
+    def _pauses(self, timeout: float, doing: str) -> Iterator[float]:
+        """The waits between tries, growing, until ``timeout`` (counted from this call, before the
+        first try) is up; the next one asked for then raises ``StoreLocked``. ``hold`` and ``held``
+        each wait them out in their own way."""
+        deadline = time.monotonic() + timeout
+
+        def pauses() -> Iterator[float]:
+            pause = _FIRST_PAUSE
+            while (left := deadline - time.monotonic()) > 0:
+                yield min(pause, left)
+                pause = min(pause * 2, _LONGEST_PAUSE)
+            raise self._refused(timeout, doing)
+
+        return pauses()
+
     @contextlib.asynccontextmanager
     async def hold(self, timeout: float, *, doing: str = "using the token store") -> AsyncIterator[None]:
         """Hold the lock for the block, waiting at most ``timeout`` seconds for it (``StoreLocked`` then)."""
-        deadline = time.monotonic() + timeout
-        pause = _FIRST_PAUSE
-        while (descriptor := self._try()) is None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise self._refused(timeout, doing)
-            await asyncio.sleep(min(pause, left))
-            pause = min(pause * 2, _LONGEST_PAUSE)
+        pauses = self._pauses(timeout, doing)
+        while (descriptor := self._try()) is None:  # noqa: ASYNC110 - another process's lock: no event to wait on
+            await asyncio.sleep(next(pauses))
         try:
             yield
         finally:
@@ -116,14 +126,9 @@ class FileLock:
     @contextlib.contextmanager
     def held(self, timeout: float, *, doing: str = "using the token store") -> Iterator[None]:
         """``hold`` for a thread (``asyncio.to_thread``): it sleeps between tries."""
-        deadline = time.monotonic() + timeout
-        pause = _FIRST_PAUSE
+        pauses = self._pauses(timeout, doing)
         while (descriptor := self._try()) is None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise self._refused(timeout, doing)
-            time.sleep(min(pause, left))
-            pause = min(pause * 2, _LONGEST_PAUSE)
+            time.sleep(next(pauses))
         try:
             yield
         finally:
