@@ -159,11 +159,7 @@ def _serving_options(sub: argparse.ArgumentParser) -> None:
         help="Python logging level for the server's stderr (default warning)",
     )
     sub.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
-    sub.add_argument(
-        "--host", default="127.0.0.1", type=_host, help="HTTP: the address to bind (default: loopback only)"
-    )
-    sub.add_argument("--port", type=_port, default=8000, help="HTTP: the port, 1 to 65535 (default 8000)")
-    sub.add_argument("--path", type=_url_path, default="/mcp", help="HTTP: the endpoint path (default /mcp)")
+    _listening_options(sub, "HTTP")
     sub.add_argument(
         "--redis",
         type=_redis_url,
@@ -202,6 +198,16 @@ def _serving_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--debug", action="store_true", help="show the traceback of a failed start or of Ctrl-C, not one line"
     )
+
+
+def _listening_options(sub: argparse.ArgumentParser, when: str) -> None:
+    """``--host``, ``--port`` and ``--path``: where an HTTP server listens (``run`` and ``gateway``
+    with ``--http``, ``proxy`` with ``--serve http``: ``when``, the help's first words)."""
+    sub.add_argument(
+        "--host", default="127.0.0.1", type=_host, help=f"{when}: the address to bind (default: loopback only)"
+    )
+    sub.add_argument("--port", type=_port, default=8000, help=f"{when}: the port, 1 to 65535 (default 8000)")
+    sub.add_argument("--path", type=_url_path, default="/mcp", help=f"{when}: the endpoint path (default /mcp)")
 
 
 def _session_options(sub: argparse.ArgumentParser) -> None:
@@ -313,11 +319,7 @@ def _proxy_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         default="stdio",
         help="how hosts reach the proxy: stdio (default: a host spawns it) or Streamable HTTP (--host, --port)",
     )
-    proxy.add_argument(
-        "--host", default="127.0.0.1", type=_host, help="--serve http: the address to bind (default: loopback only)"
-    )
-    proxy.add_argument("--port", type=_port, default=8000, help="--serve http: the port, 1 to 65535 (default 8000)")
-    proxy.add_argument("--path", type=_url_path, default="/mcp", help="--serve http: the endpoint path (default /mcp)")
+    _listening_options(proxy, "--serve http")
     proxy.add_argument(
         "--upstream-era",
         choices=("auto", "handshake", "stateless"),

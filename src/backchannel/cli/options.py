@@ -1,19 +1,38 @@
-"""What several subcommands share of their options: ``--header`` (declared, each value checked,
-the pairs read as one mapping, and the login they leave), and the checks of a whole number and of
-a number of seconds.
+"""What several subcommands share of their options: the server a line names (``server_named``),
+``--header`` (declared, each value checked, the pairs read as one mapping, and the login they
+leave), and the checks of a whole number and of a number of seconds.
 
 A check returns the value to use, or raises ``ArgumentTypeError`` saying what is wrong.
 """
 
 from __future__ import annotations
 
-__all__ = ["header_map", "header_option", "seconds", "terminal_login", "whole_number"]
+__all__ = ["Refused", "header_map", "header_option", "seconds", "server_named", "terminal_login", "whole_number"]
 
 import argparse
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+
+class Refused(Exception):
+    """A line that cannot be run: its one line (exit status 2)."""
+
+
+def server_named(words: Sequence[str], what: str) -> tuple[str | None, list[str]]:
+    """The ``what`` a line names after its options (``--`` before it or not): ``(URL, [])`` for an
+    http(s):// URL, which no word may follow, or ``(None, COMMAND ARGS...)``; ``Refused`` if none."""
+    words = list(words)
+    if words[:1] == ["--"]:
+        words = words[1:]
+    if not words:
+        raise Refused(f"give the {what}: -- COMMAND [ARGS...] (spawned, stdio) or an http(s):// URL")
+    if re.match(r"https?://", words[0], re.IGNORECASE) is None:
+        return None, words
+    if len(words) > 1:
+        raise Refused(f"unexpected words after the URL: {' '.join(words[1:])} (options go before it)")
+    return words[0], []
 
 
 def header_option(sub: argparse.ArgumentParser) -> None:

@@ -17,24 +17,19 @@ __all__ = ["run_proxy"]
 import argparse
 import logging
 import os
-import re
 import sys
 from typing import Any
 
-from .options import header_map, terminal_login
+from .options import Refused, header_map, server_named, terminal_login
 
 _PREFIX = "backchannel proxy"
-
-
-class _Refused(Exception):
-    """A line the proxy cannot serve: its one line (exit status 2)."""
 
 
 def run_proxy(args: argparse.Namespace) -> int:
     """Serve the upstream that ``args`` names until the host goes away (stdio) or Ctrl-C (HTTP)."""
     try:
         spec = _upstream(args)
-    except _Refused as exc:
+    except Refused as exc:
         print(f"{_PREFIX}: {exc}", file=sys.stderr)
         return 2
     _operator_log(args.log_level)
@@ -55,28 +50,21 @@ def run_proxy(args: argparse.Namespace) -> int:
 
 
 def _upstream(args: argparse.Namespace) -> Any:
-    """The ``UpstreamSpec`` the line names; ``_Refused`` saying why there is none."""
+    """The ``UpstreamSpec`` the line names; ``Refused`` saying why there is none."""
     from ..bridge import UpstreamSpec
 
-    target = list(args.target)
-    if target[:1] == ["--"]:
-        target = target[1:]
-    if not target:
-        raise _Refused("give the upstream: -- COMMAND [ARGS...] (spawned, stdio) or an http(s):// URL")
-    is_url = re.match(r"https?://", target[0], re.IGNORECASE) is not None
+    url, command = server_named(args.target, "upstream")
     if args.client_secret_env is not None and args.client_id is None:
-        raise _Refused("--client-secret-env names the secret of --client-id: give --client-id too")
-    if not is_url:
+        raise Refused("--client-secret-env names the secret of --client-id: give --client-id too")
+    if url is None:
         if args.header:
-            raise _Refused("--header is for an http(s):// upstream; this one is a command, spoken to over stdio")
+            raise Refused("--header is for an http(s):// upstream; this one is a command, spoken to over stdio")
         if args.client_id is not None:
-            raise _Refused("--client-id logs in to an http(s):// upstream; this one is a command")
-        return UpstreamSpec(command=target, era=args.upstream_era, connect_timeout=args.upstream_timeout or None)
-    if len(target) > 1:
-        raise _Refused(f"unexpected words after the URL: {' '.join(target[1:])} (options go before it)")
+            raise Refused("--client-id logs in to an http(s):// upstream; this one is a command")
+        return UpstreamSpec(command=command, era=args.upstream_era, connect_timeout=args.upstream_timeout or None)
     headers = header_map(args.header or ())
     return UpstreamSpec(
-        url=target[0],
+        url=url,
         headers=headers,
         auth=_login(args, headers),
         era=args.upstream_era,
@@ -91,14 +79,14 @@ def _login(args: argparse.Namespace, headers: dict[str, str]) -> Any:
     if args.client_id is None:
         return terminal_login(headers, browser=args.browser)
     if any(name.lower() == "authorization" for name in headers):
-        raise _Refused("--client-id and an Authorization header are two credentials: give one")
+        raise Refused("--client-id and an Authorization header are two credentials: give one")
     from ..client.oauth import ClientCredentials, FileTokenStore, OAuth
 
     secret = None
     if args.client_secret_env is not None:
         secret = os.environ.get(args.client_secret_env)
         if not secret:
-            raise _Refused(f"--client-secret-env: the environment variable {args.client_secret_env} is not set")
+            raise Refused(f"--client-secret-env: the environment variable {args.client_secret_env} is not set")
     return OAuth(grant=ClientCredentials(args.client_id, secret), store=FileTokenStore())
 
 

@@ -16,18 +16,13 @@ __all__ = ["run_check"]
 
 import argparse
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from .options import header_map, header_option, seconds, terminal_login, whole_number
+from .options import Refused, header_map, header_option, seconds, server_named, terminal_login, whole_number
 
 _PREFIX = "backchannel check"
-
-
-class _Refused(Exception):
-    """A line that cannot be run: its one line (exit status 2)."""
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -44,7 +39,7 @@ def run_check(args: argparse.Namespace) -> int:
             budget=args.budget,
         )
         config = config.merged(named)
-    except (_Refused, ConfigError, ValueError) as exc:
+    except (Refused, ConfigError, ValueError) as exc:
         print(f"{_PREFIX}: {exc}", file=sys.stderr)
         return 2
     if args.group and "fleet" in args.group and not args.fleet:
@@ -101,24 +96,18 @@ def run_check(args: argparse.Namespace) -> int:
 def _target(args: argparse.Namespace) -> Any:
     from ..check import Target
 
-    words = list(args.target)
-    if words[:1] == ["--"]:
-        words = words[1:]
-    if not words:
-        raise _Refused("give the server: -- COMMAND [ARGS...] (spawned, stdio) or an http(s):// URL")
-    if re.match(r"https?://", words[0], re.IGNORECASE):
-        if len(words) > 1:
-            raise _Refused(f"unexpected words after the URL: {' '.join(words[1:])} (options go before it)")
+    url, command = server_named(args.target, "server")
+    if url is not None:
         headers = header_map(args.header or ())
         auth = terminal_login(headers, browser=args.browser)
-        return Target(url=words[0], headers=headers, auth=auth, show_stderr=args.show_stderr)
+        return Target(url=url, headers=headers, auth=auth, show_stderr=args.show_stderr)
     if args.header:
-        raise _Refused("--header is for an http(s):// server; this one is a command, spoken to over stdio")
+        raise Refused("--header is for an http(s):// server; this one is a command, spoken to over stdio")
     import shutil
 
-    if shutil.which(words[0]) is None:
-        raise _Refused(f"no such command: {words[0]} (give a server command and its arguments, or an http(s):// URL)")
-    return Target(command=tuple(words), show_stderr=args.show_stderr)
+    if shutil.which(command[0]) is None:
+        raise Refused(f"no such command: {command[0]} (give a server command and its arguments, or an http(s):// URL)")
+    return Target(command=tuple(command), show_stderr=args.show_stderr)
 
 
 _CHECK = """A report card for any MCP server, in any language: which eras and revisions it speaks;
