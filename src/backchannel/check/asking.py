@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = ["CHECKS", "form_content", "wrong_content"]
 
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -23,6 +24,9 @@ from .wire import Wire, capabilities_for, error_code
 _SECRET_FIELD = re.compile(
     r"pass(word|wd|phrase)|secret|api[_-]?key|token|credential|private[_-]?key|\bpin\b|cvv", re.IGNORECASE
 )
+
+#: How many questions a gate's tool asked that it may not (of the wire, and the call's answer).
+_Asked = Callable[[Wire, Any], int]
 
 
 def _call(wire: Wire, use: ToolUse, **options: Any) -> Any:
@@ -91,27 +95,37 @@ def _eras_with(run: Run, check_id: str, role: str) -> list[tuple[Era, ToolUse]]:
     return found
 
 
+async def _gate(
+    run: Run, check: str, role: str, off: dict[str, bool], asked: _Asked, refused: str, passed: str
+) -> None:
+    """A gate: each era's tool for ``role``, called by a client that declares the capabilities
+    ``off`` (``capabilities_for``'s switches) turned off, must ask none of the questions ``asked``
+    counts (in the wire and the answer). ``refused`` and ``passed`` say how it went after the
+    tool's name (``{count}``: how many it asked)."""
+    for era, use in _eras_with(run, check, role):
+        async with run.session(era, capabilities=capabilities_for(era, **off)) as wire:
+            answer = await _call(wire, use)
+            await wire.settle(0.3)
+        count = asked(wire, answer)
+        if count:
+            run.add(check, "fail", f"{use.name} {refused.format(count=count)}", era=era, wire=wire)
+        else:
+            run.add(check, "pass", f"{use.name} {passed}; it got {said(answer)}", era=era)
+
+
+def _questions(method: str) -> _Asked:
+    """How many of the server's questions on a wire were ``method``."""
+    return lambda wire, answer: sum(question["method"] == method for question in wire.questions)
+
+
 # -- elicitation -----------------------------------------------------------------------------------
 
 
 @checks("elicitation.gate")
 async def elicitation_gate(run: Run) -> None:
-    for era, use in _eras_with(run, "elicitation.gate", "elicits"):
-        capabilities = capabilities_for(era, elicitation=False, url=False)
-        async with run.session(era, capabilities=capabilities) as wire:
-            answer = await _call(wire, use)
-            await wire.settle(0.3)
-        asked = [q for q in wire.questions if q["method"] == "elicitation/create"]
-        if asked:
-            run.add(
-                "elicitation.gate",
-                "fail",
-                f"{use.name} asked {len(asked)} form(s) of a client that declared no elicitation",
-                era=era,
-                wire=wire,
-            )
-        else:
-            run.add("elicitation.gate", "pass", f"{use.name} asked nothing; it got {said(answer)}", era=era)
+    refused = "asked {count} form(s) of a client that declared no elicitation"
+    off = {"elicitation": False, "url": False}
+    await _gate(run, "elicitation.gate", "elicits", off, _questions("elicitation/create"), refused, "asked nothing")
 
 
 @checks("elicitation.accept")
@@ -257,17 +271,11 @@ async def _validation(run: Run, era: Era, use: ToolUse) -> None:
 
 @checks("url.gate")
 async def url_gate(run: Run) -> None:
-    for era, use in _eras_with(run, "url.gate", "elicits_url"):
-        capabilities = capabilities_for(era, url=False)
-        async with run.session(era, capabilities=capabilities) as wire:
-            answer = await _call(wire, use)
-            await wire.settle(0.3)
-        if _urls(wire) or error_code(answer) == -32042:
-            run.add(
-                "url.gate", "fail", f"{use.name} asked a URL of a client that declared only forms", era=era, wire=wire
-            )
-        else:
-            run.add("url.gate", "pass", f"{use.name} asked no URL; it got {said(answer)}", era=era)
+    def asked(wire: Wire, answer: Any) -> int:
+        return len(_urls(wire)) + (error_code(answer) == -32042)
+
+    refused = "asked a URL of a client that declared only forms"
+    await _gate(run, "url.gate", "elicits_url", {"url": False}, asked, refused, "asked no URL")
 
 
 @checks("url.shape")
@@ -307,38 +315,18 @@ async def url_shape(run: Run) -> None:
 
 @checks("roots.gate")
 async def roots_gate(run: Run) -> None:
-    for era, use in _eras_with(run, "roots.gate", "roots"):
-        async with run.session(era, capabilities=capabilities_for(era, roots=False)) as wire:
-            answer = await _call(wire, use)
-            await wire.settle(0.3)
-        if any(q["method"] == "roots/list" for q in wire.questions):
-            run.add(
-                "roots.gate",
-                "fail",
-                f"{use.name} asked roots/list of a client that declared no roots",
-                era=era,
-                wire=wire,
-            )
-        else:
-            run.add("roots.gate", "pass", f"{use.name} did not ask for roots; it got {said(answer)}", era=era)
+    refused = "asked roots/list of a client that declared no roots"
+    await _gate(
+        run, "roots.gate", "roots", {"roots": False}, _questions("roots/list"), refused, "did not ask for roots"
+    )
 
 
 @checks("sampling.gate")
 async def sampling_gate(run: Run) -> None:
-    for era, use in _eras_with(run, "sampling.gate", "samples"):
-        async with run.session(era, capabilities=capabilities_for(era, sampling=False)) as wire:
-            answer = await _call(wire, use)
-            await wire.settle(0.3)
-        if any(q["method"] == "sampling/createMessage" for q in wire.questions):
-            run.add(
-                "sampling.gate",
-                "fail",
-                f"{use.name} asked for sampling of a client that declared none",
-                era=era,
-                wire=wire,
-            )
-        else:
-            run.add("sampling.gate", "pass", f"{use.name} did not ask for sampling; it got {said(answer)}", era=era)
+    refused, passed = "asked for sampling of a client that declared none", "did not ask for sampling"
+    await _gate(
+        run, "sampling.gate", "samples", {"sampling": False}, _questions("sampling/createMessage"), refused, passed
+    )
 
 
 @checks("sampling.shape")

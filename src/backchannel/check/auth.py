@@ -41,7 +41,7 @@ async def authorization(run: Run) -> None:
     era: Era = spoken[0] if spoken else "handshake"
     record = run.wire(era)
     await record.close()  # only its record is used: every request goes by plain HTTP
-    bare = await _ask(run, record, era, None, "no Authorization")
+    bare = await _ask(run, record, None, "no Authorization")
     if bare.status is not None and 200 <= bare.status < 300:
         for check in _CHECKS:
             run.not_applicable(check, "the server answered without a token: it asks for no authorization", era=era)
@@ -51,19 +51,38 @@ async def authorization(run: Run) -> None:
     metadata, where = await _metadata(run, record, params.get("resource_metadata"))
     _challenge_verdict(run, era, record, bare, challenge, params, metadata is not None)
     _metadata_verdict(run, era, record, metadata, where)
-    invalid = await _ask(run, record, era, _NOT_A_TOKEN, "a token the server never issued")
+    invalid = await _ask(run, record, _NOT_A_TOKEN, "a token the server never issued")
     if invalid.status == 401:
         run.add("auth.invalid-token", "pass", "a token it never issued got 401", era=era)
     else:
         run.add("auth.invalid-token", "fail", f"a token it never issued got {invalid.said()}", era=era, wire=record)
-    await _foreign(run, era, record)
-    await _weak(run, era, record)
+    supplied = (  # the check, the person's token, what it is, what the check is without it
+        (
+            "auth.audience",
+            run.options.foreign_token,
+            "a token issued for another resource",
+            "no token for another resource (--foreign-token-env NAME)",
+            _audience_verdict,
+        ),
+        (
+            "auth.scope",
+            run.options.weak_token,
+            "a token without the scopes",
+            "no token without the scopes (--weak-token-env NAME)",
+            _scope_verdict,
+        ),
+    )
+    for check, token, what, missing, verdict in supplied:
+        if token is None:
+            run.not_applicable(check, missing, era=era)
+        else:
+            verdict(run, era, record, await _ask(run, record, token, what))
 
 
-async def _ask(run: Run, record: Wire, era: Era, token: str | None, what: str) -> RawAnswer:
-    """The introduction of ``era`` by plain HTTP with ``token`` (None: none at all)."""
+async def _ask(run: Run, record: Wire, token: str | None, what: str) -> RawAnswer:
+    """The introduction of ``record``'s era by plain HTTP with ``token`` (None: none at all)."""
     assert run.target.url is not None
-    message = _introduction(era, record)
+    message = record.introduction()
     headers = headers_for(message)
     if token is not None:
         headers["authorization"] = f"Bearer {token}"
@@ -78,19 +97,6 @@ async def _ask(run: Run, record: Wire, era: Era, token: str | None, what: str) -
         said += f"; WWW-Authenticate: {answer.headers['www-authenticate']}"
     record.note(f"answered: {said}")
     return answer
-
-
-def _introduction(era: Era, record: Wire) -> dict[str, Any]:
-    if era == "stateless":
-        return record.request("server/discover")
-    return record.request(
-        "initialize",
-        {
-            "protocolVersion": record.version,
-            "capabilities": {},
-            "clientInfo": {"name": "backchannel-check", "version": "1"},
-        },
-    )
 
 
 async def _metadata(run: Run, record: Wire, named: str | None) -> tuple[dict[str, Any] | None, str]:
@@ -182,24 +188,14 @@ def _names_target(resource: str, url: str) -> bool:
     return ours.path.rstrip("/").startswith(theirs.path.rstrip("/"))
 
 
-async def _foreign(run: Run, era: Era, record: Wire) -> None:
-    token = run.options.foreign_token
-    if token is None:
-        run.not_applicable("auth.audience", "no token for another resource (--foreign-token-env NAME)", era=era)
-        return
-    answer = await _ask(run, record, era, token, "a token issued for another resource")
+def _audience_verdict(run: Run, era: Era, record: Wire, answer: RawAnswer) -> None:
     if answer.status == 401:
         run.add("auth.audience", "pass", "a token for another resource got 401", era=era)
     else:
         run.add("auth.audience", "fail", f"a token for another resource got {answer.said()}", era=era, wire=record)
 
 
-async def _weak(run: Run, era: Era, record: Wire) -> None:
-    token = run.options.weak_token
-    if token is None:
-        run.not_applicable("auth.scope", "no token without the scopes (--weak-token-env NAME)", era=era)
-        return
-    answer = await _ask(run, record, era, token, "a token without the scopes")
+def _scope_verdict(run: Run, era: Era, record: Wire, answer: RawAnswer) -> None:
     error = challenge_params(answer.headers.get("www-authenticate", "")).get("error")
     if answer.status == 403 and error == "insufficient_scope":
         run.add("auth.scope", "pass", "403 with error=insufficient_scope", era=era)

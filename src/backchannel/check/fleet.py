@@ -27,7 +27,7 @@ from typing import Any
 from ..framing.sse import SSEDecoder, SSEEventTooLarge
 from ..types.versions import Era
 from .asking import form_content
-from .outcome import shown
+from .outcome import Verdict, shown
 from .raw_http import headers_for
 from .run import NoSession, Run, checks, result_of, said
 from .target import CheckedHttp
@@ -42,6 +42,14 @@ _CALLS = 8
 
 def _liveness(era: Era) -> str:
     return "ping" if era == "handshake" else "server/discover"
+
+
+def _said(
+    run: Run, check: str, verdict: Verdict, summary: str, era: Era, wire: Wire | None = None
+) -> tuple[str, str, str]:
+    """Record the outcome (``Run.add``) and hand it back, for the note on sticky sessions."""
+    run.add(check, verdict, summary, era=era, wire=wire)
+    return check, verdict, summary
 
 
 @checks("fleet.sessions")
@@ -87,11 +95,9 @@ async def _sessions(run: Run, era: Era, count: int) -> tuple[str, str, str]:
     if failed:
         why, wire = failed[0]
         summary = f"{len(failed)} of {count} sessions failed, the first: {why}"
-        run.add("fleet.sessions", "fail", summary, era=era, wire=wire)
-        return "fleet.sessions", "fail", summary
+        return _said(run, "fleet.sessions", "fail", summary, era, wire)
     summary = f"{count} sessions at once, each request on its own connection: every one answered"
-    run.add("fleet.sessions", "pass", summary, era=era)
-    return "fleet.sessions", "pass", summary
+    return _said(run, "fleet.sessions", "pass", summary, era)
 
 
 async def _answered_elsewhere(run: Run, era: Era, name: str, arguments: dict[str, Any]) -> tuple[bool, str, Wire]:
@@ -118,25 +124,21 @@ async def _answer_elsewhere(run: Run, era: Era, count: int) -> tuple[str, str, s
     use = run.eras[era].plan.use("elicits")
     if use is None:
         summary = run.eras[era].plan.missing.get("elicits", "no tool that elicits")
-        run.not_applicable("fleet.answer-elsewhere", summary, era=era)
-        return "fleet.answer-elsewhere", "n/a", summary
+        return _said(run, "fleet.answer-elsewhere", "n/a", summary, era)
     outcomes = await asyncio.gather(
         *(_answered_elsewhere(run, era, use.name, use.arguments) for _ in range(max(_CALLS, min(count, 16))))
     )
     if all(why == "asked nothing" for ok, why, _ in outcomes if not ok) and not any(ok for ok, _, _ in outcomes):
         summary = f"{use.name} asked nothing"
-        run.not_applicable("fleet.answer-elsewhere", summary, era=era)
-        return "fleet.answer-elsewhere", "n/a", summary
+        return _said(run, "fleet.answer-elsewhere", "n/a", summary, era)
     failed = [(why, wire) for ok, why, wire in outcomes if not ok]
     if failed:
         why, wire = failed[0]
         summary = f"{len(failed)} of {len(outcomes)} calls of {use.name} did not end: {why}"
-        run.add("fleet.answer-elsewhere", "fail", summary, era=era, wire=wire)
-        return "fleet.answer-elsewhere", "fail", summary
+        return _said(run, "fleet.answer-elsewhere", "fail", summary, era, wire)
     how = "its input rounds retried" if era == "stateless" else "the answer posted"
     summary = f"{len(outcomes)} calls of {use.name}, {how} on another connection: each ended with a result"
-    run.add("fleet.answer-elsewhere", "pass", summary, era=era)
-    return "fleet.answer-elsewhere", "pass", summary
+    return _said(run, "fleet.answer-elsewhere", "pass", summary, era)
 
 
 async def _resume_elsewhere(run: Run) -> tuple[str, str, str]:
@@ -145,8 +147,7 @@ async def _resume_elsewhere(run: Run) -> tuple[str, str, str]:
     use = plan.use("progress") or plan.use("slow")  # one that streams: progress before its answer
     if use is None:
         summary = plan.missing.get("progress", "no tool that reports progress")
-        run.not_applicable(check, summary, era="handshake")
-        return check, "n/a", summary
+        return _said(run, check, "n/a", summary, "handshake")
     assert run.target.url is not None
     async with run.session("handshake", fresh_connections=True) as wire:
         transport = wire.transport
@@ -155,18 +156,15 @@ async def _resume_elsewhere(run: Run) -> tuple[str, str, str]:
         headers = headers_for(message, session_id=transport.session_id, version=wire.version)
         cut, why = await _first_event(run, wire, message, headers)
         if cut is None:
-            run.not_applicable(check, why, era="handshake")
-            return check, "n/a", why
+            return _said(run, check, "n/a", why, "handshake")
         answer = await _resume(run, wire, message["id"], headers, cut)
     if answer is not None:
         summary = f"{use.name}'s stream, cut after event {cut!r}, resumed on another connection to its answer"
-        run.add(check, "pass", summary, era="handshake")
-        return check, "pass", summary
+        return _said(run, check, "pass", summary, "handshake")
     summary = (
         f"{use.name}'s stream, cut after event {cut!r}: no answer on another connection within {_RESUME_SECONDS:.0f} s"
     )
-    run.add(check, "fail", summary, era="handshake", wire=wire)
-    return check, "fail", summary
+    return _said(run, check, "fail", summary, "handshake", wire)
 
 
 async def _first_event(

@@ -30,7 +30,8 @@ from typing import Any
 from ..types import meta as M
 from .shapes import obj
 
-_HANDSHAKE_METHODS = (
+#: The methods either era serves, drawn at random (tools/call three times as often as the others).
+_BOTH_ERAS = (
     "tools/list",
     "tools/call",
     "tools/call",
@@ -41,6 +42,9 @@ _HANDSHAKE_METHODS = (
     "resources/templates/list",
     "resources/read",
     "completion/complete",
+)
+_HANDSHAKE_METHODS = (
+    *_BOTH_ERAS,
     "logging/setLevel",
     "ping",
     "resources/subscribe",
@@ -49,23 +53,7 @@ _HANDSHAKE_METHODS = (
     "no/such/method",
     "",
 )
-_STATELESS_METHODS = (
-    "tools/list",
-    "tools/call",
-    "tools/call",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "completion/complete",
-    "server/discover",
-    "ping",
-    "initialize",
-    "no/such/method",
-    "",
-)
+_STATELESS_METHODS = (*_BOTH_ERAS, "server/discover", "ping", "initialize", "no/such/method", "")
 _NOTIFICATIONS = (
     "notifications/initialized",
     "notifications/cancelled",

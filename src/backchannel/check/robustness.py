@@ -500,19 +500,6 @@ async def dead_client(run: Run) -> None:
 # -- HTTP ------------------------------------------------------------------------------------------
 
 
-def _initialize_body(era: Era, wire: Wire) -> dict[str, Any]:
-    if era == "stateless":
-        return wire.request("server/discover")
-    return wire.request(
-        "initialize",
-        {
-            "protocolVersion": wire.version,
-            "capabilities": {},
-            "clientInfo": {"name": "backchannel-check", "version": "1"},
-        },
-    )
-
-
 @checks("http.origin")
 async def origin(run: Run) -> None:
     era = _era(run)
@@ -544,7 +531,7 @@ async def host(run: Run) -> None:
 
 async def _foreign(run: Run, era: Era, extra: dict[str, str]) -> tuple[RawAnswer, Wire]:
     wire = run.wire(era)
-    message = _initialize_body(era, wire)
+    message = wire.introduction()
     headers = {**headers_for(message), **extra}
     assert run.target.url is not None
     async with run.target.raw_http() as http:
@@ -661,7 +648,7 @@ async def sessions(run: Run) -> None:
     wire = run.wire("handshake")
     async with run.target.raw_http() as http:
         for _ in range(count):
-            message = _initialize_body("handshake", wire)
+            message = wire.introduction()
             answer = await post(http, run.target.url, message, headers_for(message), run.options.timeout)
             session = answer.headers.get("mcp-session-id")
             if answer.status == 200 and session:

@@ -265,6 +265,20 @@ class Wire:
             message["params"] = body
         return message
 
+    def introduction(self) -> dict[str, Any]:
+        """The request that opens this era's exchange, for a check to POST by plain HTTP:
+        ``server/discover``, or ``initialize`` declaring no capabilities."""
+        if self.era == "stateless":
+            return self.request("server/discover")
+        return self.request(
+            "initialize",
+            {
+                "protocolVersion": self.version,
+                "capabilities": {},
+                "clientInfo": {"name": "backchannel-check", "version": "1"},
+            },
+        )
+
     def cancel(self, request_id: int | str, reason: str = "backchannel check") -> None:
         """Cancel our request the way this era and transport do: ``notifications/cancelled``,
         or (stateless era over HTTP) closing the request's stream."""
