@@ -11,7 +11,7 @@ __all__ = ["CHECKS"]
 
 from typing import Any
 
-from ..types.versions import HANDSHAKE_VERSIONS, LATEST_STATELESS, STATELESS_VERSIONS
+from ..types.versions import HANDSHAKE_VERSIONS, LATEST_STATELESS, STATELESS_VERSIONS, Era
 from .raw_http import headers_for, post
 from .run import Run, checks, result_of, said
 from .shapes import obj
@@ -44,6 +44,16 @@ def _sent(wire: Wire) -> list[dict[str, Any]]:
             if isinstance(value, dict):
                 sent.append(value)
     return sent
+
+
+def _speaks(run: Run, check: str, era: Era, why: str | None = None) -> bool:
+    """Whether the server speaks ``era`` (and it is checked); if not, ``check`` is n/a for ``why``
+    (that it does not speak the era), unless the era was left out of the run."""
+    if era in run.eras_spoken():
+        return True
+    if era in run.options.eras:
+        run.not_applicable(check, why or f"the server does not speak the {era} era", era=era)
+    return False
 
 
 @checks("eras.discover")
@@ -164,9 +174,7 @@ async def _initialize_with(run: Run, version: str) -> tuple[dict[str, Any] | Non
 
 @checks("eras.version-echo")
 async def version_echo(run: Run) -> None:
-    if "handshake" not in run.eras_spoken():
-        if "handshake" in run.options.eras:
-            run.not_applicable("eras.version-echo", "the server does not speak the handshake era")
+    if not _speaks(run, "eras.version-echo", "handshake"):
         return
     answers: dict[str, Any] = {}
     wires: list[Wire] = []
@@ -210,9 +218,7 @@ def _looks_like_version(text: str) -> bool:
 
 @checks("eras.counter-offer")
 async def counter_offer(run: Run) -> None:
-    if "handshake" not in run.eras_spoken():
-        if "handshake" in run.options.eras:
-            run.not_applicable("eras.counter-offer", "the server does not speak the handshake era")
+    if not _speaks(run, "eras.counter-offer", "handshake"):
         return
     answer, wire = await _initialize_with(run, _UNKNOWN_HANDSHAKE)
     result = result_of(answer)
@@ -248,11 +254,7 @@ async def counter_offer(run: Run) -> None:
 
 @checks("eras.unsupported-version")
 async def unsupported_version(run: Run) -> None:
-    if "stateless" not in run.eras_spoken():
-        if "stateless" in run.options.eras:
-            run.not_applicable(
-                "eras.unsupported-version", "the server does not speak the stateless era", era="stateless"
-            )
+    if not _speaks(run, "eras.unsupported-version", "stateless"):
         return
     async with run.session("stateless") as wire:
         params = wire.envelope(None, version=_UNKNOWN_STATELESS)
@@ -292,11 +294,7 @@ async def unsupported_version(run: Run) -> None:
 async def unsupported_version_http(run: Run) -> None:
     if run.target.kind != "http":
         return
-    if "stateless" not in run.eras_spoken():
-        if "stateless" in run.options.eras:
-            run.not_applicable(
-                "eras.unsupported-version-http", "the server does not speak the stateless era", era="stateless"
-            )
+    if not _speaks(run, "eras.unsupported-version-http", "stateless"):
         return
     wire = run.wire("stateless")
     message = wire.request("server/discover", wire.envelope(None, version=_UNKNOWN_STATELESS), plain=True)
@@ -322,9 +320,7 @@ async def unsupported_version_http(run: Run) -> None:
 async def version_header(run: Run) -> None:
     if run.target.kind != "http":
         return
-    if "handshake" not in run.eras_spoken():
-        if "handshake" in run.options.eras:
-            run.not_applicable("eras.version-header", "the server does not speak the handshake era")
+    if not _speaks(run, "eras.version-header", "handshake"):
         return
     async with run.session("handshake") as wire:
         transport = wire.transport
@@ -374,9 +370,7 @@ async def result_type(run: Run) -> None:
 
 @checks("eras.ping")
 async def ping(run: Run) -> None:
-    if "handshake" not in run.eras_spoken():
-        if "handshake" in run.options.eras:
-            run.not_applicable("eras.ping", "ping is the handshake era's (2026-07-28 has none)")
+    if not _speaks(run, "eras.ping", "handshake", "ping is the handshake era's (2026-07-28 has none)"):
         return
     async with run.session("handshake") as wire:
         started = wire.now()
