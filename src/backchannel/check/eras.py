@@ -12,7 +12,7 @@ __all__ = ["CHECKS"]
 from typing import Any
 
 from ..types.versions import HANDSHAKE_VERSIONS, LATEST_STATELESS, STATELESS_VERSIONS, Era
-from .raw_http import headers_for, post
+from .raw_http import headers_for
 from .run import Run, checks, result_of, said
 from .shapes import obj
 from .target import CheckedHttp
@@ -298,11 +298,7 @@ async def unsupported_version_http(run: Run) -> None:
         return
     wire = run.wire("stateless")
     message = wire.request("server/discover", wire.envelope(None, version=_UNKNOWN_STATELESS), plain=True)
-    async with run.target.raw_http() as http:
-        assert run.target.url is not None
-        answer = await post(http, run.target.url, message, headers_for(message), run.options.timeout)
-    wire.sent_elsewhere(message, "plain HTTP")
-    wire.note(f"answered: {answer.said()}")
+    answer = await run.posted(wire, message, headers_for(message))
     await wire.close()
     if answer.status == 400 and answer.error_code() == -32022:
         run.add("eras.unsupported-version-http", "pass", "400 with -32022", era="stateless")
@@ -327,10 +323,7 @@ async def version_header(run: Run) -> None:
         assert isinstance(transport, CheckedHttp) and run.target.url is not None
         message = wire.request("ping")
         headers = headers_for(message, session_id=transport.session_id, version=_UNKNOWN_HANDSHAKE)
-        async with run.target.raw_http() as http:
-            answer = await post(http, run.target.url, message, headers, run.options.timeout)
-        wire.sent_elsewhere(message, "plain HTTP")
-        wire.note(f"sent with MCP-Protocol-Version: {_UNKNOWN_HANDSHAKE}; answered: {answer.said()}")
+        answer = await run.posted(wire, message, headers, how=f"sent with MCP-Protocol-Version: {_UNKNOWN_HANDSHAKE}")
     if answer.status == 400:
         run.add("eras.version-header", "pass", f"MCP-Protocol-Version {_UNKNOWN_HANDSHAKE} got 400", era="handshake")
     else:

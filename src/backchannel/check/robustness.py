@@ -135,10 +135,7 @@ async def _malformed_http(run: Run, check: str, era: Era, data: bytes, allowed: 
         )
         if era == "stateless":
             headers["mcp-protocol-version"] = wire.version
-        async with run.target.raw_http() as http:
-            answer = await post(http, run.target.url, data, headers, run.options.timeout)
-        wire.sent_elsewhere(data, "plain HTTP")
-        wire.note(f"answered: {answer.said()}")
+        answer = await run.posted(wire, data, headers)
         alive = await _alive(wire, era)
     code = answer.error_code()
     if result_of(alive) is None:
@@ -217,10 +214,7 @@ async def _big(run: Run, check: str, data: bytes, request_id: str, what: str) ->
             transport = wire.transport
             assert isinstance(transport, CheckedHttp) and run.target.url is not None
             headers = headers_for(None, session_id=transport.session_id, version=wire.version)
-            async with run.target.raw_http() as http:
-                answer = await post(http, run.target.url, data, headers, run.options.timeout + 20)
-            wire.sent_elsewhere(data, "plain HTTP")
-            wire.note(f"answered: {answer.said()}")
+            answer = await run.posted(wire, data, headers, timeout=run.options.timeout + 20)
             alive = await _alive(wire, era)
         ok = answer.status is not None and (answer.status < 500) and answer.error_code() != -32603
         said_it = answer.said()[:200]
@@ -533,11 +527,7 @@ async def _foreign(run: Run, era: Era, extra: dict[str, str]) -> tuple[RawAnswer
     wire = run.wire(era)
     message = wire.introduction()
     headers = {**headers_for(message), **extra}
-    assert run.target.url is not None
-    async with run.target.raw_http() as http:
-        answer = await post(http, run.target.url, message, headers, run.options.timeout)
-    wire.sent_elsewhere(message, "plain HTTP")
-    wire.note(f"with {', '.join(f'{k}: {v}' for k, v in extra.items())}; answered: {answer.said()}")
+    answer = await run.posted(wire, message, headers, how=f"with {', '.join(f'{k}: {v}' for k, v in extra.items())}")
     await wire.close()
     return answer, wire
 
@@ -556,10 +546,7 @@ async def unknown_session(run: Run) -> None:
             return
         message = wire.request("ping")
         headers = headers_for(message, session_id="backchannel-check-no-such-session", version=wire.version)
-        async with run.target.raw_http() as http:
-            answer = await post(http, run.target.url, message, headers, run.options.timeout)
-        wire.sent_elsewhere(message, "plain HTTP")
-        wire.note(f"with Mcp-Session-Id: backchannel-check-no-such-session; answered: {answer.said()}")
+        answer = await run.posted(wire, message, headers, how="with Mcp-Session-Id: backchannel-check-no-such-session")
     if answer.status == 404:
         run.add("http.unknown-session", "pass", "an unknown session id got 404", era="handshake")
     else:

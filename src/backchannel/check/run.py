@@ -30,6 +30,7 @@ from typing import Any
 from ..types.versions import Era
 from .outcome import Line, Outcome, Verdict
 from .plan import Plan, PlanConfig
+from .raw_http import RawAnswer, post
 from .shapes import obj
 from .spec import CHECKS, GROUPS
 from .target import Target
@@ -161,6 +162,26 @@ class Run:
         finally:
             await wire.close()
             self.undecodable.extend((line, wire) for line in wire.undecodable)
+
+    async def posted(
+        self,
+        wire: Wire,
+        body: bytes | dict[str, Any],
+        headers: dict[str, str],
+        *,
+        timeout: float | None = None,
+        how: str = "",
+    ) -> RawAnswer:
+        """POST ``body`` to the target by plain HTTP, on a client of its own, recorded on ``wire``
+        (``how``: what the note says it was sent with, before the answer)."""
+        assert self.target.url is not None
+        async with self.target.raw_http() as http:
+            answer = await post(
+                http, self.target.url, body, headers, self.options.timeout if timeout is None else timeout
+            )
+        wire.sent_elsewhere(body, "plain HTTP")
+        wire.note(f"{how}; answered: {answer.said()}" if how else f"answered: {answer.said()}")
+        return answer
 
     # ------------------------------------------------------------------ outcomes
 
