@@ -265,10 +265,29 @@ async def parallel(
     meter.record(metrics, name, sum(done))
 
 
+def _pin(server_pid: int) -> set[int] | None:
+    """For the middleware row: the server on one CPU and the driver on another, the same in every run, so
+    that where the scheduler puts the two (together, apart, moving) does not enter the difference of
+    two runs' server CPU per call. The driver's CPUs before (for ``_unpin``); None with fewer than 2."""
+    mine = os.sched_getaffinity(0)
+    if len(mine) < 2:
+        return None
+    first, second = sorted(mine)[:2]
+    os.sched_setaffinity(server_pid, {second})
+    os.sched_setaffinity(0, {first})
+    return mine
+
+
+def _unpin(before: set[int] | None) -> None:
+    if before is not None:
+        os.sched_setaffinity(0, before)
+
+
 async def measure(runner: Runner, plan: CompositionPlan, log: Any, fixed_count: bool) -> dict[str, float]:
     """Start ``runner``'s server, warm it, echo one at a time then ``in_flight`` at once, stop it."""
     metrics: dict[str, float] = {}
     others: list[int] = []
+    pinned: set[int] | None = None
     async with asyncio.timeout(60):
         peer = await driver.StdioPeer.spawn(runner.cmd, driver.server_env(), log)
     try:
@@ -278,6 +297,7 @@ async def measure(runner: Runner, plan: CompositionPlan, log: Any, fixed_count: 
                 await echo_one(peer, runner.tool, f"warm {i}")
         others[:] = descendants(peer.pid)  # a proxy's upstream has started by now (FastMCP's at its first call)
         if fixed_count:
+            pinned = _pin(peer.pid)
             calls, seconds = plan.cpu_calls, plan.cpu_seconds
             par_calls, par_seconds = plan.cpu_par_calls, plan.cpu_seconds
         else:
@@ -292,6 +312,8 @@ async def measure(runner: Runner, plan: CompositionPlan, log: Any, fixed_count: 
         if await peer.close_stdin_and_wait(20.0) is None:
             raise driver.ContractError("stdin closed: the server did not exit within 20 s (killed)")
     finally:
+        if fixed_count:
+            _unpin(pinned)
         if not peer.exited.done():  # killed: its upstream too, which would wait for stdin forever
             peer.kill()
             for pid in others:

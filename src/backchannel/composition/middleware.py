@@ -39,12 +39,14 @@ from __future__ import annotations
 __all__ = ["Call", "CallNext", "Chain", "Middleware", "chain", "sent_through"]
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..protocol.events import RequestReceived
+
 if TYPE_CHECKING:
-    from ..protocol.events import NotificationReceived, RequestReceived
+    from ..protocol.events import NotificationReceived
     from ..runtime.connection import Connection
     from ..types.versions import Era
 
@@ -67,35 +69,55 @@ class Call:
     #: The JSON-RPC id of the client's request: the one received, or the one a question sent is
     #: asked for (what ties a question to its request in the handshake era); None for a notification.
     request_id: int | str | None = None
+    #: The client's request or notification as received (None for a question sent): what the
+    #: end of the chain answers, with the ``params`` the middleware passed on.
+    message: RequestReceived | NotificationReceived | None = field(default=None, repr=False)
+
+    def request(self) -> RequestReceived:
+        """The client's request this received call carries, with the params it holds now."""
+        request = self.message
+        assert isinstance(request, RequestReceived)
+        if self.params is request.params:
+            return request
+        return dataclasses.replace(request, params=self.params)
 
 
 CallNext = Callable[[Call], Awaitable[Any]]
 Middleware = Callable[[Call, CallNext], Awaitable[Any]]
 
 
-class Chain(list[Middleware]):
+class Chain(tuple[Middleware, ...]):
     """A server's middleware in the order added, the first outermost (``Server.add_middleware``
-    makes it at the first), and each kind of message run through them to what answers it."""
+    makes a new one at each), and each kind of message run through them to what answers it.
+    The layers are wrapped around an end once, at its first message, not at every message."""
 
-    __slots__ = ()
+    def __init__(self, layers: Iterable[Middleware] = ()) -> None:
+        self._ends: dict[Any, CallNext] = {}
 
-    def received(
-        self,
-        request: RequestReceived,
-        connection: Connection,
-        answer: Callable[[RequestReceived, Connection], Awaitable[dict[str, Any]]],
-    ) -> Awaitable[Any]:
-        """The result of a client's ``request``: ``answer`` gives it at the end of the chain, for the
-        request with the params the middleware pass on."""
-
-        async def last(call: Call) -> dict[str, Any]:
-            passed = request if call.params is request.params else dataclasses.replace(request, params=call.params)
-            return await answer(passed, connection)
-
-        principal = getattr(connection.transport, "principal", None)
-        principal = principal if isinstance(principal, str) else None
-        method, params, era = request.method, request.params, request.era
-        return chain(self, last)(call_of(method, params, "request", "received", connection, era, principal, request.id))
+    def received(self, request: RequestReceived, connection: Connection, end: CallNext) -> Awaitable[Any]:
+        """The result of a client's ``request``: ``end`` gives it at the end of the chain, from the
+        ``Call`` the middleware pass on (``Call.request``: the request with the params it holds)."""
+        run = self._ends.get(end)
+        if run is None:
+            run = self._ends[end] = chain(self, end)
+        transport = connection.transport
+        principal = getattr(transport, "principal", None)
+        session = getattr(transport, "session_id", None)
+        return run(
+            Call(
+                request.method,
+                request.params,
+                "request",
+                "received",
+                request.era,
+                principal if isinstance(principal, str) else None,
+                session if isinstance(session, str) else None,
+                connection,
+                {},
+                request.id,
+                request,
+            )
+        )
 
     def notified(
         self,
@@ -136,8 +158,8 @@ def chain(middleware: Sequence[Middleware], last: CallNext) -> CallNext:
 
 
 def _wrapped(outer: Middleware, inner: CallNext) -> CallNext:
-    async def run(call: Call) -> Any:
-        return await outer(call, inner)
+    def run(call: Call) -> Awaitable[Any]:
+        return outer(call, inner)
 
     return run
 
@@ -151,11 +173,12 @@ def call_of(
     era: Era | None,
     principal: str | None,
     request_id: int | str | None = None,
+    message: RequestReceived | NotificationReceived | None = None,
 ) -> Call:
-    """The ``Call`` of a message on ``connection`` (``request_id``: see ``Call``)."""
+    """The ``Call`` of a message on ``connection`` (``request_id``, ``message``: see ``Call``)."""
     session = getattr(connection.transport, "session_id", None)
     session = session if isinstance(session, str) else None
-    return Call(method, params, kind, direction, era, principal, session, connection, request_id=request_id)
+    return Call(method, params, kind, direction, era, principal, session, connection, {}, request_id, message)
 
 
 async def sent_through(

@@ -18,7 +18,7 @@ import contextlib
 import contextvars
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 from ..protocol.events import (
@@ -47,16 +47,24 @@ logger = logging.getLogger("backchannel")
 _PROGRESS_BATCH = 256
 
 
+#: What ``Handler.answer_now`` gives: the answer, None (``handle_request`` answers), or the
+#: coroutine that answers, for the read loop to start.
+Answering = dict[str, Any] | Coroutine[Any, Any, dict[str, Any]] | None
+
+
 class Handler(Protocol):
     """What a connection asks of the side it serves (a server, or a client's handlers).
 
     Subclass it to inherit ``answer_now``'s default (no inline answers).
     """
 
-    def answer_now(self, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
+    def answer_now(self, request: RequestReceived, connection: Connection) -> Answering:
         """The answer to ``request`` when it can be given without waiting (a plain synchronous
         tool), else None: then ``handle_request`` runs in a task of its own. Called inline by
-        the read loop; an exception it raises is answered like one from ``handle_request``."""
+        the read loop; an exception it raises is answered like one from ``handle_request``.
+        It may also return the coroutine that answers (not yet started): the read loop runs it
+        at once, and answers in its turn when it finishes without waiting; at its first wait,
+        the rest runs in a task of its own, as ``handle_request`` would (``_finish``)."""
         return None
 
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
@@ -82,7 +90,7 @@ class Connection(Requesting):
         #: a client gives none: a server that stopped talking will not answer.
         self.finish_grace = finish_grace
         self.handler = handler
-        self._answer_now: Callable[[RequestReceived, Connection], dict[str, Any] | None] = handler.answer_now
+        self._answer_now: Callable[[RequestReceived, Connection], Answering] = handler.answer_now
         self.handshake_completed: HandshakeCompleted | None = None
 
     # ------------------------------------------------------------ the loop
@@ -192,10 +200,24 @@ class Connection(Requesting):
             except Exception as exc:
                 self._answer_with_outcome(event, None, exc)
                 return
-            if result is not None:
+            if result is None:
+                answering: Awaitable[dict[str, Any]] = self.handler.handle_request(event, self)
+            elif isinstance(result, dict):
                 self._answer_with_outcome(event, result, None)
                 return
-            serving = asyncio.get_running_loop().create_task(self._run_handler(event), context=context)
+            else:  # the coroutine that answers: run here until it finishes or first waits
+                if context is None:
+                    context = contextvars.copy_context()  # what it sets stays its own, in this turn and its task
+                try:
+                    waited = context.run(result.send, None)
+                except StopIteration as done:
+                    self._answer_with_outcome(event, done.value, None)
+                    return
+                except Exception as exc:
+                    self._answer_with_outcome(event, None, exc)
+                    return
+                answering = _finish(result, waited)
+            serving = asyncio.get_running_loop().create_task(self._run_handler(event, answering), context=context)
             self._tasks[event.id] = serving
             serving.add_done_callback(functools.partial(self._handler_task_done, event.id))
         elif kind is ResponseReceived or kind is ErrorReceived:
@@ -229,12 +251,12 @@ class Connection(Requesting):
             self._progress.clear()  # what tasks' tokens kept: the session forgot them too
             self._task_progress.clear()
 
-    async def _run_handler(self, request: RequestReceived) -> None:
+    async def _run_handler(self, request: RequestReceived, answering: Awaitable[dict[str, Any]]) -> None:
         try:
             result: dict[str, Any] | None = None
             failure: Exception | None = None
             try:
-                result = await self.handler.handle_request(request, self)
+                result = await answering
             except Exception as exc:
                 failure = exc
             if self._progressed and request.id in self._progressed:
@@ -359,3 +381,23 @@ class Connection(Requesting):
             self.session.forget(request_id)
             if self._served_operations is not None:
                 self._served_unanswered(request_id)
+
+
+async def _finish(answering: Coroutine[Any, Any, dict[str, Any]], waited: Any) -> dict[str, Any]:
+    """The rest of a coroutine the read loop started (``Handler.answer_now``), in its own task:
+    what it waits on (``waited``, a future, or None for a bare yield) is waited on here, and it
+    goes on when that is done, as the task would have run it. Cancelled, it is cancelled where it
+    waits: that future is cancelled and the ``CancelledError`` thrown in."""
+    while True:
+        resume: Callable[[Any], Any] = answering.send
+        sent: Any = None
+        if waited is not None:
+            try:
+                await asyncio.wait((waited,))
+            except asyncio.CancelledError as cancelled:
+                waited.cancel()
+                resume, sent = answering.throw, cancelled
+        try:
+            waited = resume(sent)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = ["Server"]
 
+import asyncio
 import dataclasses
 import os
 import time
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from ..protocol.events import NotificationReceived, RequestReceived
 from ..protocol.session import Session, SessionConfig
-from ..runtime.connection import Connection
+from ..runtime.connection import Answering, Connection
 from ..runtime.ratelimit import TokenBucket
 from ..skills.catalog import SkillCatalog
 from ..state.sealer import StateSealer
@@ -47,7 +48,7 @@ from .tools import failure_result
 
 if TYPE_CHECKING:
     from ..apps.app import App
-    from ..composition.middleware import Chain, Middleware
+    from ..composition.middleware import Call, Chain, Middleware
     from ..composition.mounts import Mount, Mounts
     from ..composition.transforms import Kind, ToolTransform, Transforms
     from ..http_host.app import HttpApp
@@ -156,7 +157,7 @@ class Server:
         #: Set on a mounted server: the server and the mount it is served by.
         self.mounted_in: tuple[Server, Mount[Server]] | None = None
         #: What wraps every message received and every question sent (``add_middleware``): a
-        #: ``Chain`` of the middleware added, the first outermost; () before the first.
+        #: ``Chain`` (a tuple) of the middleware added, the first outermost; () before the first.
         self.middleware: Chain | tuple[()] = ()
         #: Tools shown renamed or reshaped, items switched off (``transform_tool``, ``disable``;
         #: ``composition/transforms.py``); None before the first.
@@ -289,11 +290,9 @@ class Server:
         runs innermost. Returns it, so it works as a decorator too."""
         if self.mounted_in is not None:
             raise ValueError("add middleware to the mounting server: it wraps its mounts' messages too")
-        if not self.middleware:
-            from ..composition.middleware import Chain
+        from ..composition.middleware import Chain
 
-            self.middleware = Chain()
-        self.middleware.append(middleware)
+        self.middleware = Chain((*self.middleware, middleware))
         return middleware
 
     def transform_tool(
@@ -522,20 +521,38 @@ class Server:
 
     # ----------------------------------------------------------- serving
 
-    def answer_now(self, request: RequestReceived, connection: Connection) -> dict[str, Any] | None:
+    def answer_now(self, request: RequestReceived, connection: Connection) -> Answering:
         """The answer to a request that needs no waiting, given without a task: a call of a plain
         synchronous tool, a completion by a synchronous completer (``routes.INLINE_ROUTES``);
-        None for everything else, which ``handle_request`` serves."""
+        None for everything else, which ``handle_request`` serves. With middleware, the chain's
+        coroutine, which the read loop starts: its last step answers here too when it can."""
         method = request.method
         inline = INLINE_ROUTES.get(method)
-        if inline is None or self.middleware or self.transforms:  # then every request takes handle_request
+        if inline is None or self.transforms:  # then every request takes handle_request
             return None
-        if self.mounts and (routed := self.mounts.route(request, self)) is not None:
-            return routed[0].server.answer_now(routed[1], connection)
         allowed = self._allowed.get(request.version or "")
         if allowed is not None and method not in allowed:
             return None  # handle_request says -32601
+        if self.middleware:
+            return self.middleware.received(request, connection, self._past_middleware_now)  # type: ignore[return-value]
+        if self.mounts and (routed := self.mounts.route(request, self)) is not None:
+            return routed[0].server.answer_now(routed[1], connection)
         return inline(self, request, connection)
+
+    async def _past_middleware_now(self, call: Call) -> dict[str, Any]:
+        """The end of the chain started in the read loop's turn (``answer_now``): answered there when
+        the route can; else the rest waits for the handler's own task, as ``handle_request``."""
+        request, connection = call.request(), call.connection
+        if self.mounts and (routed := self.mounts.route(request, self)) is not None:
+            answer = routed[0].server.answer_now(routed[1], connection)  # (a mounted server has no middleware)
+            if type(answer) is dict:
+                return answer
+        else:
+            answer = INLINE_ROUTES[request.method](self, request, connection)
+            if answer is not None:
+                return answer
+        await asyncio.sleep(0)  # a bare yield: the read loop hands the rest to the handler's own task
+        return await self._routed(request, connection)
 
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         """Route ``request`` to its method (``routes.py``) with its ``Context``; -32601 for a
@@ -554,8 +571,9 @@ class Server:
             return await self._with_mounts(self.mounts, request, connection)
         return await self.own_answer(request, connection)
 
-    def _past_middleware(self, request: RequestReceived, connection: Connection) -> Awaitable[dict[str, Any]]:
-        """``request`` as the middleware pass it on: through the transforms, to a mount or here."""
+    def _past_middleware(self, call: Call) -> Awaitable[dict[str, Any]]:
+        """The request as the middleware pass it on: through the transforms, to a mount or here."""
+        request, connection = call.request(), call.connection
         if self.transforms:
             return self.transforms.answer(request, connection, self._routed)
         return self._routed(request, connection)
