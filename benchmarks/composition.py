@@ -273,7 +273,7 @@ def _pin(server_pid: int) -> set[int] | None:
     if len(mine) < 2:
         return None
     first, second = sorted(mine)[:2]
-    os.sched_setaffinity(server_pid, {second})
+    os.sched_setaffinity(server_pid, {first})
     os.sched_setaffinity(0, {first})
     return mine
 

@@ -36,12 +36,13 @@ without it.
 
 from __future__ import annotations
 
-__all__ = ["Call", "CallNext", "Chain", "Middleware", "chain", "sent_through"]
+__all__ = ["Call", "CallNext", "Chain", "Middleware", "chain", "received_call", "sent_through"]
 
 import dataclasses
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from ..protocol.events import RequestReceived
 
@@ -51,9 +52,9 @@ if TYPE_CHECKING:
     from ..types.versions import Era
 
 
-@dataclass(slots=True)
-class Call:
-    """One message passing through the middleware (see the module docstring)."""
+class Call(msgspec.Struct):
+    """One message passing through the middleware (see the module docstring). Its fields may be
+    set (``call.params = ...``); ``msgspec.structs.replace`` makes a changed copy."""
 
     method: str
     params: dict[str, Any]
@@ -63,15 +64,15 @@ class Call:
     principal: str | None
     #: The HTTP session id (handshake era over HTTP), else None.
     session: str | None
-    connection: Connection = field(repr=False)
+    connection: Connection
     #: What middleware keep for this call between their before and after parts.
-    state: dict[str, Any] = field(default_factory=dict, repr=False)
+    state: dict[str, Any] = msgspec.field(default_factory=dict)
     #: The JSON-RPC id of the client's request: the one received, or the one a question sent is
     #: asked for (what ties a question to its request in the handshake era); None for a notification.
     request_id: int | str | None = None
     #: The client's request or notification as received (None for a question sent): what the
     #: end of the chain answers, with the ``params`` the middleware passed on.
-    message: RequestReceived | NotificationReceived | None = field(default=None, repr=False)
+    message: RequestReceived | NotificationReceived | None = None
 
     def request(self) -> RequestReceived:
         """The client's request this received call carries, with the params it holds now."""
@@ -100,24 +101,7 @@ class Chain(tuple[Middleware, ...]):
         run = self._ends.get(end)
         if run is None:
             run = self._ends[end] = chain(self, end)
-        transport = connection.transport
-        principal = getattr(transport, "principal", None)
-        session = getattr(transport, "session_id", None)
-        return run(
-            Call(
-                request.method,
-                request.params,
-                "request",
-                "received",
-                request.era,
-                principal if isinstance(principal, str) else None,
-                session if isinstance(session, str) else None,
-                connection,
-                {},
-                request.id,
-                request,
-            )
-        )
+        return run(received_call(request, connection))
 
     def notified(
         self,
@@ -147,6 +131,26 @@ class Chain(tuple[Middleware, ...]):
         request ``request_id``: ``ask(params)`` sends it at the end of the chain."""
         sent = call_of(method, params, "request", "sent", connection, era, principal, request_id)
         return sent_through(self, sent, ask)
+
+
+def received_call(request: RequestReceived, connection: Connection) -> Call:
+    """The ``Call`` of a client's ``request`` on ``connection``."""
+    transport = connection.transport
+    principal = getattr(transport, "principal", None)
+    session = getattr(transport, "session_id", None)
+    return Call(
+        request.method,
+        request.params,
+        "request",
+        "received",
+        request.era,
+        principal if isinstance(principal, str) else None,
+        session if isinstance(session, str) else None,
+        connection,
+        {},
+        request.id,
+        request,
+    )
 
 
 def chain(middleware: Sequence[Middleware], last: CallNext) -> CallNext:

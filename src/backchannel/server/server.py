@@ -48,7 +48,7 @@ from .tools import failure_result
 
 if TYPE_CHECKING:
     from ..apps.app import App
-    from ..composition.middleware import Call, Chain, Middleware
+    from ..composition.middleware import Call, CallNext, Chain, Middleware
     from ..composition.mounts import Mount, Mounts
     from ..composition.transforms import Kind, ToolTransform, Transforms
     from ..http_host.app import HttpApp
@@ -159,6 +159,8 @@ class Server:
         #: What wraps every message received and every question sent (``add_middleware``): a
         #: ``Chain`` (a tuple) of the middleware added, the first outermost; () before the first.
         self.middleware: Chain | tuple[()] = ()
+        # The chain around what the read loop's turn can answer (``answer_now``), and what makes its Call.
+        self._middleware_now: tuple[CallNext, Callable[[RequestReceived, Connection], Call]] | None = None
         #: Tools shown renamed or reshaped, items switched off (``transform_tool``, ``disable``;
         #: ``composition/transforms.py``); None before the first.
         self.transforms: Transforms | None = None
@@ -290,9 +292,10 @@ class Server:
         runs innermost. Returns it, so it works as a decorator too."""
         if self.mounted_in is not None:
             raise ValueError("add middleware to the mounting server: it wraps its mounts' messages too")
-        from ..composition.middleware import Chain
+        from ..composition.middleware import Chain, chain, received_call
 
         self.middleware = Chain((*self.middleware, middleware))
+        self._middleware_now = (chain(self.middleware, self._past_middleware_now), received_call)
         return middleware
 
     def transform_tool(
@@ -533,8 +536,9 @@ class Server:
         allowed = self._allowed.get(request.version or "")
         if allowed is not None and method not in allowed:
             return None  # handle_request says -32601
-        if self.middleware:
-            return self.middleware.received(request, connection, self._past_middleware_now)  # type: ignore[return-value]
+        if self._middleware_now is not None:
+            run, call_of = self._middleware_now
+            return run(call_of(request, connection))  # type: ignore[return-value]
         if self.mounts and (routed := self.mounts.route(request, self)) is not None:
             return routed[0].server.answer_now(routed[1], connection)
         return inline(self, request, connection)
@@ -542,7 +546,10 @@ class Server:
     async def _past_middleware_now(self, call: Call) -> dict[str, Any]:
         """The end of the chain started in the read loop's turn (``answer_now``): answered there when
         the route can; else the rest waits for the handler's own task, as ``handle_request``."""
-        request, connection = call.request(), call.connection
+        request = call.message
+        if type(request) is not RequestReceived or call.params is not request.params:
+            request = call.request()  # the params a middleware passed on
+        connection = call.connection
         if self.mounts and (routed := self.mounts.route(request, self)) is not None:
             answer = routed[0].server.answer_now(routed[1], connection)  # (a mounted server has no middleware)
             if type(answer) is dict:
