@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 TRANSPORT_MADE = "dev.backchannel.check/transport"
 _STDERR_LINES = 40
 _LOOPBACK_NAMES = ("localhost", "localhost.")
-_CHUNK = 1 << 16  # what a line read from the child's stdout is read in
 
 
 class _KeepingDecoder(LineDecoder):
@@ -57,29 +56,18 @@ class CheckedStdio(StdioClientTransport):
     and which can write bytes that are no message (``write_raw``)."""
 
     def __init__(self, command: str, args: Sequence[str], *, show_stderr: bool = False, **options: Any) -> None:
-        super().__init__(command, args, **options)
+        super().__init__(command, args, stderr=None if show_stderr else asyncio.subprocess.PIPE, **options)
         self._decoder = _KeepingDecoder(self._max_line_bytes)
-        self.show_stderr = show_stderr
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
         self._stderr_task: asyncio.Task[None] | None = None
 
+    def _restart_state(self) -> None:
+        super()._restart_state()
+        self._decoder = _KeepingDecoder(self._max_line_bytes)
+
     async def start(self) -> None:
-        if self.process is not None:
-            self._restart_state()
-            self._decoder = _KeepingDecoder(self._max_line_bytes)
-        self.process = await asyncio.create_subprocess_exec(
-            self.command,
-            *self.args,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=None if self.show_stderr else asyncio.subprocess.PIPE,
-            env=self.env,
-            cwd=self.cwd,
-            limit=_CHUNK,
-        )
-        self._reader = self.process.stdout
-        self._writer = self.process.stdin
-        self._out = self._writer.transport if self._writer is not None else None
+        await super().start()
+        assert self.process is not None
         if self.process.stderr is not None:
             self._stderr_task = asyncio.get_running_loop().create_task(self._keep_stderr(self.process.stderr))
 

@@ -1,7 +1,9 @@
 """The client's end of stdio: spawn the server and speak to it over its stdin and stdout.
 
-The child's stderr goes through to ours. Shutdown is the way the spec asks: close its
-stdin, wait, SIGTERM, wait, SIGKILL. When its output ends unasked, we say how it ended.
+The child's stderr goes through to ours, unless ``stderr`` sends it elsewhere (a pipe the
+caller reads, as ``backchannel check`` does to keep its last lines). Shutdown is the way the
+spec asks: close its stdin, wait, SIGTERM, wait, SIGKILL. When its output ends unasked, we say
+how it ended.
 ``start`` after ``close`` spawns a new process (``respawns``): a ``Client`` does that when its
 era probe went unanswered, so that a late answer to it cannot meet the ``initialize`` that follows.
 """
@@ -40,6 +42,7 @@ class StdioClientTransport(_StreamTransport):
         cwd: str | os.PathLike[str] | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         shutdown_grace: float = 2.0,
+        stderr: int | None = None,
     ) -> None:
         super().__init__(max_line_bytes)
         self.command = command
@@ -48,6 +51,9 @@ class StdioClientTransport(_StreamTransport):
         self.env = {**os.environ, **env} if env is not None else None
         self.cwd = cwd
         self.shutdown_grace = shutdown_grace
+        # Where the child's stderr goes: None, ours (its logs reach the person running us);
+        # ``asyncio.subprocess.PIPE``, to ``process.stderr`` for the caller to read; ``DEVNULL``, nowhere.
+        self.stderr = stderr
         self.process: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
@@ -59,7 +65,7 @@ class StdioClientTransport(_StreamTransport):
             *self.args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=None,  # the child's stderr is ours: its logs reach the person running us
+            stderr=self.stderr,
             env=self.env,
             cwd=self.cwd,
             limit=_CHUNK,
@@ -73,7 +79,7 @@ class StdioClientTransport(_StreamTransport):
         server process ended (its exit status), unless we closed it ourselves."""
         batch = await super().receive()
         if batch is None and not self._closed and self.process is not None:
-            ended = await _how_it_ended(self.process)
+            ended = await _how_it_ended(self.process, shown=self.stderr is None)
             if ended is not None and not self._closed:
                 raise TransportBroken(ended)
         return batch
@@ -103,18 +109,18 @@ class StdioClientTransport(_StreamTransport):
                 continue
 
 
-async def _how_it_ended(process: asyncio.subprocess.Process) -> str | None:
-    """Why the server is gone, in words for the person running us; None while it still runs."""
+async def _how_it_ended(process: asyncio.subprocess.Process, *, shown: bool) -> str | None:
+    """Why the server is gone, in words for the person running us; None while it still runs.
+    ``shown``: the child's stderr is ours, so whatever it said on the way out is on the screen already."""
     try:
         status = await asyncio.wait_for(process.wait(), _EXIT_WAIT)
     except TimeoutError:
         return None
-    # The child's stderr is ours, so whatever it said on the way out is on the screen already.
-    where = "its error output, if any, is above"
+    where = "; its error output, if any, is above" if shown else ""
     if status < 0:
         try:
             name = signal.Signals(-status).name
         except ValueError:
             name = f"signal {-status}"
-        return f"the server process was killed by {name}; {where}"
-    return f"the server process exited with status {status}; {where}"
+        return f"the server process was killed by {name}{where}"
+    return f"the server process exited with status {status}{where}"
