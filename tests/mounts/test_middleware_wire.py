@@ -96,6 +96,27 @@ async def test_the_audit_middleware_records_the_question_of_a_mounted_task_in_th
     assert update["params"]["inputResponses"] == {answered.key: answered.body}
 
 
+@pytest.mark.parametrize("kind", KINDS)
+@bounded
+async def test_the_audit_middleware_records_the_question_of_a_mounted_task_in_the_handshake_era(kind: str) -> None:
+    """A task's question reaches a handshake-era client as a request on its ``tasks/result``
+    stream: the middleware see it go and its answer come, as the handler's own questions."""
+    gateway = Server("gateway")
+    audit = Audit()
+    gateway.add_middleware(audit)
+    mount_upstream(gateway, kind)
+    async with client_of(gateway, "handshake") as (client, tap):
+        task = await client.start_task("ev_job", {"label": "the report"})
+        assert text(await task) == "the report by Ada"
+    asked, answered = [event for event in audit.events if event.method == "elicitation/create"]
+    assert (asked.kind, answered.kind) == ("asked", "answered")
+    assert asked.body["message"] == "Go on with the report?"
+    question = next(m for m in tap.received if m.get("method") == "elicitation/create")
+    assert question["params"] == asked.body
+    reply = next(m for m in tap.written if m.get("id") == question["id"] and "result" in m)
+    assert reply["result"] == answered.body
+
+
 def _counting_mount(gateway: Server) -> list[dict[str, Any]]:
     """Mount ``loc`` with a tool ``echo`` that notes each call's arguments (the returned list)."""
     calls: list[dict[str, Any]] = []

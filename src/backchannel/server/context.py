@@ -172,17 +172,11 @@ class Context:
         if self.task is not None and self.task.begun:  # asked through the task, in both eras
             return await self.task.ask(method, params, timeout=timeout, key=key)
         if self.era == "handshake":
-            middleware = getattr(self.connection.handler, "middleware", None)  # the serving server's
-            if middleware:  # a request on the wire: the server's middleware see it go and its answer come
 
-                def ask(asked: dict[str, Any]) -> Awaitable[dict[str, Any]]:
-                    return self._ask(method, asked, timeout)
+            def ask(asked: dict[str, Any]) -> Awaitable[dict[str, Any]]:
+                return self._ask(method, asked, timeout)
 
-                replied: dict[str, Any] = await middleware.asked(
-                    method, params, self.connection, self.era, self.principal, self.request.id, ask
-                )
-                return replied
-            return await self._ask(method, params, timeout)
+            return await self.asked_through_middleware(method, params, ask)
         # Stateless era: the question is part of this request's result (a middleware sees it there).
         if self.round is None:
             raise MissingCapability(
@@ -199,6 +193,17 @@ class Context:
 
     async def _ask(self, method: str, params: dict[str, Any], timeout: float | None) -> dict[str, Any]:
         return await self.connection.request(method, params, related=self.request.id, timeout=timeout)
+
+    def asked_through_middleware(
+        self, method: str, params: dict[str, Any], ask: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+    ) -> Awaitable[dict[str, Any]]:
+        """The client's answer to a question sent as a request while serving this one (the handshake
+        era): ``ask(params)`` sends it, through the serving server's middleware, which see it go and
+        its answer come (its own handler's questions, and those of a task it relays)."""
+        middleware = getattr(self.connection.handler, "middleware", None)  # the serving server's
+        if not middleware:
+            return ask(params)
+        return middleware.asked(method, params, self.connection, self.era, self.principal, self.request.id, ask)  # type: ignore[no-any-return]
 
     elicit = elicitation.elicit
     forget_decline = elicitation.forget_decline

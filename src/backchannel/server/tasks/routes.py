@@ -125,7 +125,11 @@ async def _relay(
     params["_meta"] = {**(params.get("_meta") or {}), RELATED_TASK: {"taskId": record.task_id}}
     method = str(question.get("method"))
     try:
-        answer = await context.connection.request(method, params, related=context.request.id)
+
+        def ask(asked: dict[str, Any]) -> Awaitable[dict[str, Any]]:
+            return context.connection.request(method, asked, related=context.request.id)
+
+        answer = await context.asked_through_middleware(method, params, ask)
     except MCPError as exc:
         if method != "elicitation/create":
             logger.info("task %s: the client did not answer %s: %s", record.task_id, method, exc)
