@@ -266,13 +266,14 @@ async def parallel(
 
 
 def _pin(server_pid: int) -> set[int] | None:
-    """For the middleware row: the server on one CPU and the driver on another, the same in every run, so
-    that where the scheduler puts the two (together, apart, moving) does not enter the difference of
-    two runs' server CPU per call. The driver's CPUs before (for ``_unpin``); None with fewer than 2."""
+    """For the middleware row: the server and the driver on one CPU, the same in every run, so that
+    where the scheduler puts the two (together, apart, moving) does not enter the difference of two
+    runs' server CPU per call (apart, the noise between two runs of one server was about 7 µs per
+    call; together, about 1). The driver's CPUs before (for ``_unpin``); None with fewer than 2."""
     mine = os.sched_getaffinity(0)
     if len(mine) < 2:
         return None
-    first, second = sorted(mine)[:2]
+    first = min(mine)
     os.sched_setaffinity(server_pid, {first})
     os.sched_setaffinity(0, {first})
     return mine
@@ -450,7 +451,8 @@ def row_section(row: str, samples: Samples, reps: int, when: str) -> str:
             "Server CPU per echo (`schedstat`, every thread) of `contract_server.py` and of the same server with "
             "`server.add_middleware(passthrough)` (`async def passthrough(call, call_next): return await "
             "call_next(call)`; `composition_server.py middleware`), each answering the same number of echoes "
-            "one at a time, then with 32 in flight. The plain server runs twice per repetition: *added* is the "
+            "one at a time, then with 32 in flight, the server and the driver pinned to one CPU in every run "
+            "(`_pin`). The plain server runs twice per repetition: *added* is the "
             "middleware's run less the mean of the two plain runs, *noise* the difference between the two plain "
             "runs (the same server, the same work); *a second layer* is the run with two such middleware "
             "less the run with one. Median (range) over the repetitions.",
