@@ -14,7 +14,8 @@ __all__ = ["Proxy"]
 
 import asyncio
 import contextlib
-from typing import Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..client.tool_calls import task_support
@@ -29,6 +30,9 @@ from ..types.errors import InvalidParams, MethodNotFound, UpstreamUnavailable
 from ..types.tasks import TASKS_EXTENSION
 from ..types.versions import Era
 from .upstream import Upstream, UpstreamClient, UpstreamSpec
+
+if TYPE_CHECKING:
+    from ..composition.middleware import Call
 
 #: The upstream's capabilities the proxy offers in turn (their sub-flags as the upstream has them).
 _OFFERED = ("tools", "prompts", "resources", "logging", "completions")
@@ -80,11 +84,21 @@ class Proxy(Server):
         return None
 
     async def handle_request(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
-        """Forward ``request`` upstream with its ``Context``, or answer it here (``_OWN``)."""
+        """Forward ``request`` upstream with its ``Context``, or answer it here (``_OWN``); through
+        the proxy's middleware (``add_middleware``) first, as any server's requests."""
         method = request.method
         allowed = self._allowed.get(request.version or "")
         if allowed is not None and method not in allowed:
             raise MethodNotFound(f"Method not found: {method}")
+        if self.middleware:
+            return await self.middleware.received(request, connection, self._proxied_call)  # type: ignore[no-any-return]
+        return await self._proxied(request, connection)
+
+    def _proxied_call(self, call: Call) -> Awaitable[dict[str, Any]]:
+        return self._proxied(call.request(), call.connection)
+
+    async def _proxied(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
+        method = request.method
         if method in _OWN:
             return await self._answer_here(request, connection)
         if method in _SUBSCRIBING:
@@ -135,7 +149,7 @@ class Proxy(Server):
         """A ``tools/call`` run as a task of this proxy's (its body calls the upstream, as a task of
         the upstream's form), or a ``tasks/*`` request about one: the server's own routes."""
         if request.method != "tools/call":
-            return await super().handle_request(request, connection)
+            return await self.past_middleware(request, connection)
         params = request.params
         name, arguments = params.get("name"), params.get("arguments") or {}
         if not isinstance(name, str) or not isinstance(arguments, dict):
@@ -179,7 +193,7 @@ class Proxy(Server):
                     await self.upstream.watch(uri)
                     watched.append(uri)
         try:
-            result = await super().handle_request(request, connection)
+            result = await self.past_middleware(request, connection)
         finally:
             for uri in watched:
                 self.upstream.unwatch(uri)
@@ -199,7 +213,7 @@ class Proxy(Server):
     async def _subscribe(self, request: RequestReceived, connection: Connection) -> dict[str, Any]:
         """``resources/subscribe`` (or ``unsubscribe``): kept here for this client, and watched upstream."""
         before = set(self.connection_state(connection).subscriptions)
-        result = await super().handle_request(request, connection)
+        result = await self.past_middleware(request, connection)
         uri = request.params["uri"]
         if request.method == "resources/subscribe" and uri not in before:
             await self.upstream.watch(uri)
@@ -218,9 +232,16 @@ class Proxy(Server):
             result.pop("instructions", None)
         return result
 
-    def handle_notification(self, notification: NotificationReceived, connection: Connection) -> None:
-        """A downstream client's roots changed: its upstream sessions are told too."""
-        super().handle_notification(notification, connection)
+    def handle_notification(self, notification: NotificationReceived, connection: Connection) -> Awaitable[None] | None:
+        """A downstream client's notification (through the middleware, as any server's): a change of
+        its roots is also told to its upstream sessions."""
+        if self.middleware:
+            return self.middleware.notified(notification, connection, self._proxy_notified)
+        self._proxy_notified(notification, connection)
+        return None
+
+    def _proxy_notified(self, notification: NotificationReceived, connection: Connection) -> None:
+        self._notified(notification, connection)
         if notification.method == "notifications/roots/list_changed":
             client = self.upstream.connected
             if client is not None and client.session.era == "handshake":

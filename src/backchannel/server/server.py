@@ -580,7 +580,10 @@ class Server:
 
     def _past_middleware(self, call: Call) -> Awaitable[dict[str, Any]]:
         """The request as the middleware pass it on: through the transforms, to a mount or here."""
-        request, connection = call.request(), call.connection
+        return self.past_middleware(call.request(), call.connection)
+
+    def past_middleware(self, request: RequestReceived, connection: Connection) -> Awaitable[dict[str, Any]]:
+        """``request`` answered as after the middleware: through the transforms, to a mount or here."""
         if self.transforms:
             return self.transforms.answer(request, connection, self._routed)
         return self._routed(request, connection)
