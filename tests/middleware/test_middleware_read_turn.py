@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import gc
+import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -17,8 +19,9 @@ import pytest
 
 from backchannel import Context, Server
 from backchannel.server.middleware import Call, CallNext
-from backchannel.testing import Tap, connected, run
+from backchannel.testing import Tap, connected, run, within
 from backchannel.types.errors import InvalidParams, RequestError
+from server._server_harness import RawPeer
 
 ERAS = ("handshake", "stateless")
 BOUND = 10.0
@@ -187,3 +190,41 @@ async def test_the_peer_s_cancellation_reaches_a_tool_that_waits_behind_middlewa
     asked = next(m["id"] for m in tap.written if m.get("params", {}).get("name") == "wait_forever")
     assert any(m.get("method") == "notifications/cancelled" for m in tap.written)
     assert not [m for m in tap.received if m.get("id") == asked]  # no answer after the cancellation
+
+
+@pytest.mark.parametrize("through", ["middleware", "none"])
+@bounded
+async def test_a_request_cancelled_in_its_own_batch_leaves_nothing_running_or_unawaited(through: str) -> None:
+    """The request and its cancellation in one read: its task is cancelled before its first step.
+    A chain the read loop started is closed where it waits (its ``finally`` runs then), and no
+    coroutine is left never awaited (before, each such request left one: a RuntimeWarning)."""
+    gate, closed = asyncio.Event(), []
+
+    async def waiting(call: Call, call_next: CallNext) -> Any:
+        try:
+            if call.params.get("name") == "slow":
+                await gate.wait()
+            return await call_next(call)
+        finally:
+            closed.append(call.request_id)
+
+    server = echo_server(waiting) if through == "middleware" else echo_server()
+
+    @server.tool(structured_output=False)
+    async def slow() -> str:
+        await gate.wait()
+        return "late"
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        async with RawPeer(server) as peer:
+            await peer.initialize()
+            call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "slow", "arguments": {}}}
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+            peer.client_side.write([call, cancel])
+            if through == "middleware":
+                await within(lambda: 7 in closed, "the chain closed where it waited")
+            assert "late" not in str(await peer.send("tools/call", {"name": "echo", "arguments": {"text": "next"}}))
+            assert not [m for m in peer.seen if m.get("id") == 7]  # no answer to the cancelled request
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]

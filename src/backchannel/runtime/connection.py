@@ -200,8 +200,9 @@ class Connection(Requesting):
             except Exception as exc:
                 self._answer_with_outcome(event, None, exc)
                 return
+            started: tuple[Coroutine[Any, Any, Any], ...] = ()
             if result is None:
-                answering: Awaitable[dict[str, Any]] = self.handler.handle_request(event, self)
+                answering: Coroutine[Any, Any, dict[str, Any]] | None = None  # (made in the task: ``_run_handler``)
             elif isinstance(result, dict):
                 self._answer_with_outcome(event, result, None)
                 return
@@ -217,9 +218,10 @@ class Connection(Requesting):
                     self._answer_with_outcome(event, None, exc)
                     return
                 answering = _finish(result, waited)
+                started = (answering, result)
             serving = asyncio.get_running_loop().create_task(self._run_handler(event, answering), context=context)
             self._tasks[event.id] = serving
-            serving.add_done_callback(functools.partial(self._handler_task_done, event.id))
+            serving.add_done_callback(functools.partial(self._handler_task_done, event.id, started))
         elif kind is ResponseReceived or kind is ErrorReceived:
             assert isinstance(event, ResponseReceived | ErrorReceived)
             waiter = self._waiters.pop(event.id, None)
@@ -251,12 +253,14 @@ class Connection(Requesting):
             self._progress.clear()  # what tasks' tokens kept: the session forgot them too
             self._task_progress.clear()
 
-    async def _run_handler(self, request: RequestReceived, answering: Awaitable[dict[str, Any]]) -> None:
+    async def _run_handler(
+        self, request: RequestReceived, answering: Coroutine[Any, Any, dict[str, Any]] | None
+    ) -> None:
         try:
             result: dict[str, Any] | None = None
             failure: Exception | None = None
             try:
-                result = await answering
+                result = await (self.handler.handle_request(request, self) if answering is None else answering)
             except Exception as exc:
                 failure = exc
             if self._progressed and request.id in self._progressed:
@@ -373,10 +377,15 @@ class Connection(Requesting):
         for task in list(self._background or ()):
             task.cancel()
 
-    def _handler_task_done(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
+    def _handler_task_done(
+        self, request_id: RequestId, started: tuple[Coroutine[Any, Any, Any], ...], task: asyncio.Task[None]
+    ) -> None:
         # A task cancelled before its first step (the request and its cancellation came
-        # in one read) never enters ``_run_handler``, so its cleanup happens here.
+        # in one read) never enters ``_run_handler``, so its cleanup happens here; a handler the
+        # read loop started (``answer_now``) is closed where it waits, its ``finally`` run.
         if self._tasks.get(request_id) is task:
+            for coroutine in started:
+                coroutine.close()
             del self._tasks[request_id]
             self.session.forget(request_id)
             if self._served_operations is not None:
