@@ -216,14 +216,14 @@ def test_redis_restarted_mid_run_fails_what_needs_it_clearly_then_service_resume
                 response = await asyncio.wait_for(http.post(fleet.url, json=INITIALIZE, headers=session_headers()), 5)
                 assert response.status_code == 503 and response.headers["retry-after"], response.text
                 error = response.json()["error"]
-                assert error["code"] == -32603 and "shared state" in error["message"]
+                assert error["code"] == -32603 and "shared state" in error["message"], (attempt, error)
 
                 message = _stateless(2 + attempt, "deploy", {"target": "a"}, **replay)  # ctx.once needs the state
                 response = await asyncio.wait_for(
                     http.post(fleet.url, json=message, headers=_stateless_headers("deploy")), 5
                 )
                 error = answer_of(response)["error"]
-                assert error["code"] == -32603 and "shared state" in error["message"]
+                assert error["code"] == -32603 and "shared state" in error["message"], (attempt, error)
 
                 try:  # the open session: served where its replica is, else refused naming the state
                     await asyncio.wait_for(before.call_tool("pid", {}), 5)
