@@ -200,12 +200,12 @@ class Connection(Requesting):
             except Exception as exc:
                 self._answer_with_outcome(event, None, exc)
                 return
+            if isinstance(result, dict):  # the inline answer first: the hot path
+                self._answer_with_outcome(event, result, None)
+                return
             started: tuple[Coroutine[Any, Any, Any], ...] = ()
             if result is None:
                 answering: Coroutine[Any, Any, dict[str, Any]] | None = None  # (made in the task: ``_run_handler``)
-            elif isinstance(result, dict):
-                self._answer_with_outcome(event, result, None)
-                return
             else:  # the coroutine that answers: run here until it finishes or first waits
                 if context is None:
                     context = contextvars.copy_context()  # what it sets stays its own, in this turn and its task
